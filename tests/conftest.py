@@ -1,0 +1,26 @@
+"""Shared fixtures: ``results`` gives the numbers glued by the executed book (``_build/results.json``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lib.paths import build_dir
+
+
+class Results(dict):
+    """``{"<chapter>::<name>": value}`` with a helpful error for a missing key."""
+
+    def __missing__(self, key):
+        chapter = key.split("::")[0]
+        names = sorted(k for k in self if k.startswith(chapter + "::"))
+        raise KeyError(f"{key!r} was not glued by the executed book; {chapter!r} glued {names}")
+
+
+@pytest.fixture(scope="session")
+def results() -> Results:
+    path = build_dir() / "results.json"
+    if not path.is_file():
+        pytest.fail(f"{path} is missing: execute the book first (`make execute`, or `make test` which does it)")
+    return Results(json.loads(path.read_text()))
