@@ -1,4 +1,7 @@
-"""Validation of chapter parameters and public arguments: every error names the parameter, the value and what is allowed."""
+"""Validation of chapter parameters and public arguments.
+
+Every error names the parameter, the value received and what is allowed.
+"""
 
 from __future__ import annotations
 

@@ -313,8 +313,15 @@ def collect_results(out_dir: Path, stems: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="+", metavar="STEM", help="execute only these chapters")
-    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                        help="override a papermill parameter (with --only; output goes to the scratch tree)")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="override a papermill parameter (with --only; output goes to the scratch tree)",
+    )
     parser.add_argument("--force", action="store_true", help="re-execute even if up to date")
     parser.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2)")
     parser.add_argument("--out", type=Path, help="output tree (default _build/executed, or _build/scratch with -p)")

@@ -1,0 +1,95 @@
+"""Small utilities: parameter validation, configuration hashes, atomic checkpoints."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+import torch
+
+from lib import params, store
+
+
+def test_choice_names_parameter_value_and_allowed():
+    assert params.choice("task", "copy", ["copy", "sine"]) == "copy"
+    with pytest.raises(ValueError, match=r"task='cpy' is not allowed; choose one of \['copy', 'sine'\]"):
+        params.choice("task", "cpy", ["copy", "sine"])
+
+
+@pytest.mark.parametrize("alpha", [0.0, -0.1, 1.0001, math.nan, math.inf])
+def test_alpha_outside_half_open_unit_interval(alpha):
+    with pytest.raises((ValueError, TypeError), match="alpha"):
+        params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
+
+
+def test_real_and_integer_accept_valid_values():
+    assert params.real("alpha", 1, min=0.0, max=1.0, min_open=True) == 1.0
+    assert params.integer("seeds", 3, min=1) == 3
+    with pytest.raises(TypeError, match="seeds=2.5 must be an integer"):
+        params.integer("seeds", 2.5)
+    with pytest.raises(TypeError, match="must be an integer"):
+        params.integer("seeds", True)
+    with pytest.raises(ValueError, match=r"seeds=0 is out of range; allowed: \[1, inf\)"):
+        params.integer("seeds", 0, min=1)
+
+
+def test_subset_and_boolean():
+    assert params.subset("remove", ("RR",), ["RR", "CR", "CC"]) == ["RR"]
+    with pytest.raises(ValueError, match=r"remove contains \['XX'\]"):
+        params.subset("remove", ["XX"], ["RR", "CR", "CC"])
+    with pytest.raises(TypeError, match="single string"):
+        params.subset("remove", "RR", ["RR"])
+    with pytest.raises(TypeError, match="quick=1 must be True or False"):
+        params.boolean("quick", 1)
+
+
+def test_config_hash_is_stable_and_order_free():
+    a = store.config_hash({"seed": 0, "lr": 1e-3, "widths": [56, 64]})
+    b = store.config_hash({"widths": [56, 64], "lr": 1e-3, "seed": 0})
+    assert a == b and len(a) == 16
+    assert a != store.config_hash({"seed": 1, "lr": 1e-3, "widths": [56, 64]})
+
+
+def test_checkpoint_round_trip_and_atomicity(tmp_path):
+    path = tmp_path / "sub" / "ck.pt"
+    payload = {"W": torch.arange(6.0).reshape(2, 3), "history": [1.0, 0.5], "name": "x"}
+    store.save_checkpoint(path, payload)
+    back = store.load_checkpoint(path, required=("W", "history"))
+    assert torch.equal(back["W"], payload["W"]) and back["history"] == [1.0, 0.5]
+    assert [p.name for p in path.parent.iterdir()] == ["ck.pt"], "no temporary file may be left behind"
+
+
+def test_corrupt_or_incomplete_checkpoint_is_named(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a torch file")
+    with pytest.raises(store.CorruptCheckpointError, match="bad.pt cannot be read"):
+        store.load_checkpoint(bad)
+    partial = tmp_path / "partial.pt"
+    store.save_checkpoint(partial, {"W": torch.zeros(1)})
+    with pytest.raises(store.CorruptCheckpointError, match=r"lacks the entries \['history'\]"):
+        store.load_checkpoint(partial, required=("W", "history"))
+    with pytest.raises(FileNotFoundError):
+        store.load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
+    path = tmp_path / "r.json"
+    store.atomic_write_bytes(path, b"old")
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(store.os, "replace", boom)
+    with pytest.raises(OSError):
+        store.atomic_write_bytes(path, b"new")
+    assert path.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_weights_only_load_refuses_arbitrary_objects(tmp_path):
+    path = tmp_path / "evil.pt"
+
+    torch.save({"obj": Fraction(1, 3)}, path)  # any class outside torch's allow-list
+    with pytest.raises(store.CorruptCheckpointError):
+        store.load_checkpoint(path)
