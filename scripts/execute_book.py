@@ -59,8 +59,6 @@ def load_manifest(book_dir: Path) -> dict[str, dict]:
         if unknown:
             raise ManifestError(f"{path}: chapter {stem!r} has unknown keys {sorted(unknown)}")
         source = book_dir / entry.get("source", f"{stem}.md")
-        if not source.is_file():
-            raise ManifestError(f"{path}: chapter {stem!r} names source {source}, which does not exist")
         after = list(entry.get("after", []))
         for dep in after:
             if dep not in raw:
@@ -354,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
 
     for stem in selected:
+        if not manifest[stem]["source"].is_file():
+            raise ManifestError(f"chapter {stem!r} needs {manifest[stem]['source']}, which does not exist")
         manifest[stem]["parameters"].update(overrides)
         check_parameters(stem, manifest[stem]["source"], manifest[stem]["parameters"])
 
