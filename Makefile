@@ -31,6 +31,7 @@ execute: $(STAMP)
 	$(PY) scripts/execute_book.py --jobs $(JOBS)
 
 book: execute
+	scripts/vendor_mathjax.sh _build/executed/_vendor/mathjax
 	$(VENV)/bin/jupyter-book build _build/executed --config "$(CURDIR)/_config.yml" --toc "$(CURDIR)/_toc.yml" \
 		--path-output "$(CURDIR)" --warningiserror --keep-going
 	@echo "open _build/html/index.html"
