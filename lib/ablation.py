@@ -1,0 +1,179 @@
+"""Schur-coupling ablation profiles (paper A §2.5): score a network after zeroing each subset of {T_RR, T_C→R, T_CC}.
+
+The runner is task-agnostic: ``score_fn(weights) -> float`` evaluates float64 weights ``{"W_xh", "W_hh", "W_hy"}``
+(e.g. replay accuracy for the copy task, held-out FVU for the §4 tasks). Input and readout weights stay fixed; only
+``W_hh`` is replaced by W̃(S) = Q T̃(S) Qᵀ, computed from one precomputed ordered Schur form.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from lib import params, schur
+
+ScoreFn = Callable[[dict[str, torch.Tensor]], float]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A small table that shows itself as text, HTML and Markdown (for notebooks and the book)."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    floatfmt: str = ".3f"
+
+    def _cells(self) -> list[list[str]]:
+        fmt = lambda v: format(v, self.floatfmt) if isinstance(v, float) else str(v)  # noqa: E731
+        return [[fmt(v) for v in row] for row in self.rows]
+
+    def __repr__(self) -> str:
+        cells = [list(self.headers), *self._cells()]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(self.headers))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self._cells())
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+    def to_markdown(self) -> str:
+        """GitHub/MyST pipe table."""
+        lines = ["| " + " | ".join(self.headers) + " |", "|" + "---|" * len(self.headers)]
+        lines += ["| " + " | ".join(r) + " |" for r in self._cells()]
+        return "\n".join(lines)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by header."""
+        return [dict(zip(self.headers, r, strict=True)) for r in self.rows]
+
+
+@dataclass(frozen=True)
+class AblationResult:
+    """Scores of every ablated network of one solution at one α.
+
+    ``records``: one dict per subset with ``subset`` (tuple of "RR"/"CR"/"CC"), ``label`` (paper notation),
+    ``removed_mass`` (‖ΔT‖_F/‖T‖_F) and ``score``; ``n_R``, ``rho``, ``min_gap`` (min over blocks of ||λ|/ρ − α|),
+    ``coupling_mass`` (‖N‖_F/‖T‖_F) and ``block_masses`` (‖T_X‖_F/‖T‖_F) describe the split.
+    """
+
+    alpha: float
+    records: tuple[dict[str, Any], ...]
+    n_R: int
+    rho: float
+    min_gap: float
+    coupling_mass: float
+    block_masses: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def subsets(self) -> list[tuple[str, ...]]:
+        """The ablated subsets, in order."""
+        return [r["subset"] for r in self.records]
+
+    @property
+    def scores(self) -> np.ndarray:
+        """(n_subsets,) float64 scores in the order of ``records``."""
+        return np.array([r["score"] for r in self.records], dtype=np.float64)
+
+    @property
+    def removed_masses(self) -> np.ndarray:
+        """(n_subsets,) float64 relative removed Schur mass."""
+        return np.array([r["removed_mass"] for r in self.records], dtype=np.float64)
+
+    def score(self, subset: Iterable[str] = ()) -> float:
+        """The score of one subset (``()`` is the full model); KeyError naming what was computed otherwise."""
+        key = schur._canonical(subset, "subset")
+        for r in self.records:
+            if r["subset"] == key:
+                return r["score"]
+        raise KeyError(f"subset {key} was not ablated; computed: {self.subsets}")
+
+    def removed_mass(self, subset: Iterable[str]) -> float:
+        """The relative removed mass of one subset."""
+        key = schur._canonical(subset, "subset")
+        return next(r["removed_mass"] for r in self.records if r["subset"] == key)
+
+    def preserved(self, tol: float = 0.01) -> dict[str, bool]:
+        """For each ablation label: is its score within ``tol`` of the full model's (|score − full| ≤ tol)?"""
+        full = self.score(())
+        return {r["label"]: abs(r["score"] - full) <= tol for r in self.records if r["subset"]}
+
+    def classes(self, tol: float = 0.01) -> list[tuple[float, list[str]]]:
+        """Functional classes: scores sorted and cut wherever consecutive values differ by more than ``tol``.
+
+        Returns (mean score, labels) per class, best class first (single-linkage plateaus of the 1-D scores).
+        """
+        order = sorted(self.records, key=lambda r: -r["score"])
+        groups: list[list[dict[str, Any]]] = []
+        for r in order:
+            if groups and groups[-1][-1]["score"] - r["score"] <= tol:
+                groups[-1].append(r)
+            else:
+                groups.append([r])
+        return [(float(np.mean([r["score"] for r in g])), [r["label"] for r in g]) for g in groups]
+
+    def table(self, score_name: str = "score", reference: dict[str, float] | None = None, floatfmt=".3f") -> Table:
+        """Rows (ablation, removed mass, score[, reference]); ``reference`` maps labels to e.g. the paper's values."""
+        headers = ["ablation", "removed mass", score_name]
+        if reference is not None:
+            headers.append("paper")
+        rows = []
+        for r in self.records:
+            row = [r["label"], float(r["removed_mass"]), float(r["score"])]
+            if reference is not None:
+                row.append(reference.get(r["label"], "–"))
+            rows.append(tuple(row))
+        return Table(tuple(headers), tuple(rows), floatfmt)
+
+
+def ablation_profile(
+    weights: dict[str, Any],
+    score_fn: ScoreFn,
+    alpha: float = 0.9,
+    subsets: Sequence[Iterable[str]] | None = None,
+    form: schur.SchurForm | None = None,
+) -> AblationResult:
+    """Score ``weights`` with W_hh replaced by W̃(S) for each subset S (default: all 8), float64, W_xh/W_hy fixed."""
+    alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
+    base = {k: torch.as_tensor(np.asarray(_np(weights[k])), dtype=torch.float64) for k in ("W_xh", "W_hh", "W_hy")}
+    form = schur.ordered_real_schur(base["W_hh"].numpy()) if form is None else form
+    sp = schur.split(form, alpha)
+    subsets = schur.all_subsets() if subsets is None else [schur._canonical(s, "subset") for s in subsets]
+    records = []
+    for s in subsets:
+        ab = schur.ablate(form, s, alpha)
+        W = base["W_hh"] if not ab.remove else torch.as_tensor(np.array(ab.W), dtype=torch.float64)
+        score = float(score_fn({**base, "W_hh": W}))
+        records.append({"subset": ab.remove, "label": ab.label, "removed_mass": float(ab.removed_mass), "score": score})
+    return AblationResult(
+        alpha=alpha,
+        records=tuple(records),
+        n_R=sp.n_R,
+        rho=form.rho,
+        min_gap=sp.min_gap,
+        coupling_mass=schur.coupling_mass(form),
+        block_masses={k: float(v) for k, v in sp.masses().items()},
+    )
+
+
+def alpha_scan(
+    weights: dict[str, Any],
+    score_fn: ScoreFn,
+    alphas: Sequence[float] = (0.85, 0.9, 0.95),
+    subsets: Sequence[Iterable[str]] | None = None,
+) -> list[AblationResult]:
+    """:func:`ablation_profile` at each α, sharing one Schur form (the decomposition does not depend on α)."""
+    W_hh = np.asarray(_np(weights["W_hh"]), dtype=np.float64)
+    form = schur.ordered_real_schur(W_hh)
+    return [ablation_profile(weights, score_fn, a, subsets, form=form) for a in alphas]
+
+
+def _np(x):
+    return x.detach().cpu().numpy() if hasattr(x, "detach") else x

@@ -1,0 +1,1 @@
+"""Every figure the book draws, one module per chapter family (``copy``, ``tasks``, ...)."""

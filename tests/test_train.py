@@ -1,0 +1,137 @@
+"""lib.train: determinism, early stop, the configuration cache, atomic checkpoints and corrupt files."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from lib import store, train
+from lib.store import CorruptCheckpointError
+from lib.train import TrainConfig
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BOOK_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _tiny(**kw):
+    base = dict(
+        task="copy",
+        task_params={"n_symbols": 2, "dim": 2, "replay_steps": 4},
+        n_hidden=6,
+        steps=15,
+        batch_size=8,
+        seed=3,
+        lr=1e-2,
+    )
+    return TrainConfig(**{**base, **kw})
+
+
+def test_same_seed_identical_weights_and_different_seed_differs():
+    a, b = train.train(_tiny(), progress=False), train.train(_tiny(), progress=False)
+    assert all(torch.equal(a.weights[k], b.weights[k]) for k in a.weights)
+    assert a.weights["W_hh"].dtype == torch.float64 and a.loss_history.shape == (15,)
+    c = train.train(_tiny(seed=4), progress=False)
+    assert not torch.equal(a.weights["W_hh"], c.weights["W_hh"])
+    assert a.loss_history[-1] < a.loss_history[0]
+
+
+def test_cayley_training_keeps_w_normal():
+    r = train.train(_tiny(construction="cayley"), progress=False)
+    W = r.weights["W_hh"]
+    assert torch.allclose(W @ W.T, W.T @ W, atol=1e-10)
+    assert set(r.params) == {"W_xh", "W_hy", "P", "D_a", "D_b", "D_d"}
+
+
+def test_early_stop_rule_is_part_of_the_config():
+    r = train.train(
+        _tiny(steps=50, stop_accuracy=0.0, stop_every=5, stop_task_params={"replay_steps": 9}), progress=False
+    )
+    assert r.steps_run == 5 and r.val_history[0][0] == 5
+    assert _tiny(stop_accuracy=0.9).key() != _tiny(stop_accuracy=0.95).key()
+
+
+def test_cache_round_trip_is_bit_identical(_cache):
+    cfg = _tiny()
+    first = train.load_or_train(cfg, progress=False)
+    assert not first.from_cache and first.path == _cache / f"{cfg.key()}.pt"
+    again = train.load_or_train(cfg, progress=False)
+    assert again.from_cache
+    assert all(torch.equal(first.weights[k], again.weights[k]) for k in first.weights)
+    assert (first.loss_history == again.loss_history).all() and again.config == cfg
+
+
+def test_key_covers_every_field_and_code_version(monkeypatch):
+    cfg = _tiny()
+    keys = {cfg.key()}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if f.name in ("task", "stop_task_params", "construction", "dtype"):
+            continue
+        new = {"n_symbols": 3} if isinstance(v, dict) else (None if v is None else v * 2)
+        if f.name == "stop_accuracy":
+            new = 0.5
+        keys.add(cfg.replace(**{f.name: new}).key())
+    assert len(keys) == len(dataclasses.fields(cfg)) - 4 + 1
+    monkeypatch.setattr(train, "CODE_VERSION", "something-else")
+    assert cfg.key() not in keys
+
+
+def test_corrupt_checkpoint_raises_or_retrains(_cache):
+    cfg = _tiny()
+    path = train.cache_path(cfg)
+    path.write_bytes(b"not a torch file")
+    with pytest.raises(CorruptCheckpointError, match=path.name):
+        train.load_or_train(cfg, progress=False)
+    with pytest.warns(UserWarning, match="retraining"):
+        r = train.load_or_train(cfg, progress=False, on_corrupt="retrain")
+    assert not r.from_cache and train.load_or_train(cfg, progress=False).from_cache
+
+
+def test_checkpoint_of_another_config_is_rejected(_cache):
+    a, b = _tiny(), _tiny(seed=9)
+    train.load_or_train(a, progress=False)
+    train.cache_path(a).rename(train.cache_path(b))
+    with pytest.raises(CorruptCheckpointError, match="another configuration"):
+        train.load_or_train(b, progress=False)
+
+
+def test_interrupted_write_leaves_no_checkpoint(_cache, monkeypatch):
+    cfg = _tiny()
+
+    def boom(obj, f, *a, **k):
+        with open(f, "wb") as fh:
+            fh.write(b"partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(store.torch, "save", boom)
+    with pytest.raises(KeyboardInterrupt):
+        train.load_or_train(cfg, progress=False)
+    assert not train.cache_path(cfg).exists() and list(_cache.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"task": "banana"}, "available tasks"),
+        ({"construction": "dense"}, "construction"),
+        ({"n_hidden": 7}, "n_hidden=7"),
+        ({"task_params": {"length": 5}}, "task_params"),
+        ({"lr": 0.0}, "lr"),
+        ({"dtype": "float16"}, "dtype"),
+        ({"stop_accuracy": 2.0}, "stop_accuracy"),
+    ],
+)
+def test_bad_configs(kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        _tiny(**kw)
+
+
+def test_progress_bar_goes_to_stderr(capsys):
+    train.train(_tiny(steps=3), progress=True)
+    captured = capsys.readouterr()
+    assert captured.out == "" and "N_h=6" in captured.err
