@@ -1,0 +1,598 @@
+"""The annulus classifier of paper B §3.1 (notes §8): data, the GELU MLP, training, and its resolved/fixed flows.
+
+Data (notes §8.2, Berndt & Stühmer §4.1): ``np.random.default_rng(3)`` draws, in this order, inner angles, inner
+radii, outer angles, outer radii; 100 points of a unit disc (label +1) and 100 of the band r ∈ [2.3, 3.0] over a
+90° wedge or the full 360° (label −1). Model: Linear(2, 96) → GELU → (Linear(96, 96) → GELU) × 2 → Linear(96, 1),
+19,009 parameters, PyTorch default initialisation after ``torch.manual_seed(42)``, shared by both datasets. Training:
+full-batch Adam 3e-3, 200 epochs, ``BCEWithLogitsLoss``, float32; weights cached under ``lib.paths.cache_dir()``.
+
+The analysis runs in float64 on the parameter vector θ (p = 19,009, ordered as the module's ``named_parameters``).
+Its hot path, one re-solve of c* or b*, uses the layer structure of the MLP: the Jacobian block of layer l is
+J_l[n, (i, j)] = Δ_l[n, i] a_{l−1}[n, j] (back-propagated signal times input activation), so
+
+    J Jᵀ = Σ_l (Δ_l Δ_lᵀ) ⊙ (A_l A_lᵀ + 1),   ‖J_{:,(i,j)}‖² = Σ_n Δ_l[n,i]² a_{l−1}[n,j]²,
+
+and J c, Jᵀ W are a few small matrix products: J is never formed (``MLPJacobian``). The Reynolds average on the
+square probe grid uses that the grid is invariant under 90° rotations, which lie in C_64: points related by a
+quarter turn share one C_64 orbit, so Π f is evaluated on 102 representatives × 64 angles instead of 408 × 64.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from lib import sensitivity as sens
+from lib import symmetry as sym
+from lib.flows import FlowRecord, euler_flow
+from lib.paths import cache_dir
+from lib.store import config_hash, load_checkpoint, save_checkpoint
+
+ARCS = {"wedge": 90.0, "full": 360.0}
+CONDITIONS = ("wedge_init", "wedge_trained", "full_init", "full_trained")
+KINDS = ("c", "b")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# data, model, training
+
+
+@dataclass(frozen=True)
+class AnnulusConfig:
+    """Every knob of data, model and training (notes §8.2–8.4); its hash keys the weight cache."""
+
+    data_seed: int = 3
+    n_inner: int = 100
+    n_outer: int = 100
+    r_inner: float = 1.0
+    r_outer_min: float = 2.3
+    r_outer_max: float = 3.0
+    hidden: int = 96
+    depth: int = 4
+    init_seed: int = 42
+    learning_rate: float = 3e-3
+    epochs: int = 200
+
+
+def make_data(arc_degrees: float, config: AnnulusConfig = AnnulusConfig()) -> tuple[np.ndarray, np.ndarray]:
+    """Inner disc (+1) and outer band over ``arc_degrees`` centred on θ = 0 (−1): x (200, 2) float32, y (200,) int64."""
+    if not 0 < arc_degrees <= 360:
+        raise ValueError(f"arc_degrees={arc_degrees!r} must be in (0, 360]")
+    c = config
+    rng = np.random.default_rng(c.data_seed)
+    theta_in = 2 * np.pi * rng.random(c.n_inner)
+    rad_in = c.r_inner * np.sqrt(rng.random(c.n_inner))
+    theta_out = math.radians(arc_degrees) * (rng.random(c.n_outer) - 0.5)
+    rad_out = rng.uniform(c.r_outer_min, c.r_outer_max, c.n_outer)
+    x_in = np.c_[rad_in * np.cos(theta_in), rad_in * np.sin(theta_in)]
+    x_out = np.c_[rad_out * np.cos(theta_out), rad_out * np.sin(theta_out)]
+    x = np.vstack([x_in, x_out]).astype(np.float32)
+    y = np.hstack([np.ones(c.n_inner), -np.ones(c.n_outer)]).astype(np.int64)
+    return x, y
+
+
+class SimpleMLP(nn.Module):
+    """``depth`` Linear layers with GELU between: 2 → hidden → … → 1 (a scalar logit)."""
+
+    def __init__(self, hidden: int = 96, depth: int = 4):
+        super().__init__()
+        layers: list[nn.Module] = [nn.Linear(2, hidden), nn.GELU()]
+        for _ in range(depth - 2):
+            layers += [nn.Linear(hidden, hidden), nn.GELU()]
+        layers.append(nn.Linear(hidden, 1))
+        self.net = nn.Sequential(*layers)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x)
+
+
+def init_model(config: AnnulusConfig = AnnulusConfig()) -> SimpleMLP:
+    """The shared initialisation: ``torch.manual_seed(init_seed)`` then default PyTorch init (float32)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)  # the draws depend on the dtype: always initialise in float32
+    try:
+        torch.manual_seed(config.init_seed)
+        return SimpleMLP(config.hidden, config.depth)
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def train_model(model: nn.Module, x: np.ndarray, y: np.ndarray, config: AnnulusConfig) -> list[float]:
+    """Full-batch Adam on BCEWithLogits (labels y > 0 → 1), in place; returns the BCE per epoch."""
+    x_t = torch.as_tensor(x, dtype=torch.float32)
+    y_t = torch.as_tensor((y > 0).astype(np.float32))[:, None]
+    opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate)
+    loss_fn = nn.BCEWithLogitsLoss()
+    history = []
+    for _ in range(config.epochs):
+        opt.zero_grad()
+        loss = loss_fn(model(x_t), y_t)
+        loss.backward()
+        opt.step()
+        history.append(float(loss.detach()))
+    return history
+
+
+def trained_models(config: AnnulusConfig = AnnulusConfig()) -> dict:
+    """θ_init and, per dataset, θ_trained (float64 vectors), the data and the BCE history; cached by config hash.
+
+    Returns {"theta_init": (p,), "wedge"/"full": {"theta": (p,), "x", "y", "bce": list}, "from_cache": bool}.
+    """
+    key = {"what": "annulus_mlp", **asdict(config), "arcs": ARCS, "torch": torch.__version__.split("+")[0]}
+    path = cache_dir() / f"annulus_{config_hash(key)}.pt"
+    names = [f"{d}_{k}" for d in ARCS for k in ("state", "bce")] + ["init_state"]
+    try:
+        payload = load_checkpoint(path, required=tuple(names))
+        from_cache = True
+    except Exception as exc:  # missing or corrupt: recompute
+        if not isinstance(exc, FileNotFoundError):
+            path.unlink(missing_ok=True)
+        payload = {}
+        for dataset, arc in ARCS.items():
+            model = init_model(config)
+            if "init_state" not in payload:
+                payload["init_state"] = {k: v.clone() for k, v in model.state_dict().items()}
+            x, y = make_data(arc, config)
+            bce = train_model(model, x, y, config)
+            payload[f"{dataset}_state"] = {k: v.clone() for k, v in model.state_dict().items()}
+            payload[f"{dataset}_bce"] = torch.tensor(bce, dtype=torch.float64)
+        save_checkpoint(path, payload)
+        from_cache = False
+    out = {"theta_init": _state_to_theta(payload["init_state"]), "from_cache": from_cache}
+    for dataset, arc in ARCS.items():
+        x, y = make_data(arc, config)
+        out[dataset] = {
+            "theta": _state_to_theta(payload[f"{dataset}_state"]),
+            "x": x,
+            "y": y,
+            "bce": payload[f"{dataset}_bce"].tolist(),
+        }
+    return out
+
+
+def _state_to_theta(state: dict[str, Tensor]) -> Tensor:
+    return torch.cat([v.detach().reshape(-1).to(torch.float64) for v in state.values()])
+
+
+def theta_to_module(theta: Tensor, config: AnnulusConfig = AnnulusConfig()) -> SimpleMLP:
+    """A float64 ``SimpleMLP`` holding the parameter vector θ (for jacrev cross-checks and plots)."""
+    model = SimpleMLP(config.hidden, config.depth).double()
+    torch.nn.utils.vector_to_parameters(theta.detach().to(torch.float64), model.parameters())
+    return model
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the MLP as a function of θ, with its factored Jacobian
+
+
+def _gelu_prime(z: Tensor) -> Tensor:
+    return 0.5 * (1 + torch.erf(z / math.sqrt(2))) + z * torch.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
+
+
+class MLPParams:
+    """Views of θ (p,) as the layers' (W, b), in ``named_parameters`` order."""
+
+    def __init__(self, theta: Tensor, widths: tuple[int, ...]):
+        self.widths = widths
+        self.layers: list[tuple[Tensor, Tensor]] = []
+        start = 0
+        for d_in, d_out in zip(widths[:-1], widths[1:], strict=True):
+            W = theta[start : start + d_out * d_in].reshape(d_out, d_in)
+            start += d_out * d_in
+            b = theta[start : start + d_out]
+            start += d_out
+            self.layers.append((W, b))
+        if start != theta.numel():
+            raise ValueError(f"theta has {theta.numel()} entries; widths {widths} need {start}")
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Logits f_θ(x), shape (N,)."""
+        h = x
+        for W, b in self.layers[:-1]:
+            h = torch.nn.functional.gelu(h @ W.T + b)
+        W, b = self.layers[-1]
+        return (h @ W.T + b)[:, 0]
+
+    def forward_factors(self, x: Tensor, tangent: Tensor | None = None):
+        """Logits (N,), the Jacobian factors [(Δ_l, a_{l−1})] and, if ``tangent`` is given, the JVP d f(x)[tangent]."""
+        acts, primes = [x], []
+        h, dh = x, tangent
+        for W, b in self.layers[:-1]:
+            z = h @ W.T + b
+            gp = _gelu_prime(z)
+            if dh is not None:
+                dh = (dh @ W.T) * gp
+            h = torch.nn.functional.gelu(z)
+            acts.append(h)
+            primes.append(gp)
+        W, b = self.layers[-1]
+        out = (h @ W.T + b)[:, 0]
+        jvp = (dh @ W.T)[:, 0] if dh is not None else None
+        deltas = [torch.ones(x.shape[0], 1, dtype=x.dtype)]
+        g = deltas[0]
+        for (W, _), gp in zip(reversed(self.layers[1:]), reversed(primes), strict=True):
+            g = (g @ W) * gp
+            deltas.append(g)
+        deltas.reverse()
+        return out, list(zip(deltas, acts, strict=True)), jvp
+
+
+class MLPJacobian:
+    """The Jacobian (N, p) of an MLP's scalar output over N probes, kept as per-layer factors (Δ_l, a_{l−1}).
+
+    Implements the operator interface of ``lib.sensitivity`` (``col_norms``, ``gram``, ``matmul``, ``rmatmul``,
+    ``dense``) without forming J.
+    """
+
+    def __init__(self, factors: list[tuple[Tensor, Tensor]]):
+        self.factors = factors
+        self.n = factors[0][0].shape[0]
+        self.sizes = [d.shape[1] * a.shape[1] + d.shape[1] for d, a in factors]
+        self.shape = (self.n, sum(self.sizes))
+
+    def col_norms(self) -> Tensor:
+        """‖J_{:,i}‖₂ from Σ_n Δ²a², shape (p,)."""
+        out = []
+        for d, a in self.factors:
+            d2 = d * d
+            out += [(d2.T @ (a * a)).reshape(-1), d2.sum(0)]
+        return torch.cat(out).sqrt()
+
+    def gram(self) -> Tensor:
+        """The smaller Gram matrix: J Jᵀ from the factors (N ≤ p), else Jᵀ J from the dense J."""
+        if self.shape[0] > self.shape[1]:
+            J = self.dense()
+            return J.T @ J
+        return self.row_gram()
+
+    def row_gram(self) -> Tensor:
+        """J Jᵀ = Σ_l (Δ_l Δ_lᵀ) ⊙ (A_l A_lᵀ + 1), (N, N), without forming J."""
+        G = torch.zeros(self.n, self.n, dtype=self.factors[0][0].dtype)
+        for d, a in self.factors:
+            G += (d @ d.T) * (a @ a.T + 1)
+        return G
+
+    def _split(self, c: Tensor):
+        start = 0
+        for (d, a), size in zip(self.factors, self.sizes, strict=True):
+            nw = d.shape[1] * a.shape[1]
+            yield d, a, c[start : start + nw], c[start + nw : start + size]
+            start += size
+
+    def matmul(self, C: Tensor) -> Tensor:
+        """J C for C (p,) or (p, k)."""
+        vec = C.ndim == 1
+        C2 = C[:, None] if vec else C
+        out = torch.zeros(self.n, C2.shape[1], dtype=C2.dtype)
+        for d, a, cw, cb in self._split(C2):
+            k = C2.shape[1]
+            Wc = cw.T.reshape(k, d.shape[1], a.shape[1])  # (k, out, in)
+            out += torch.einsum("ni,kij,nj->nk", d, Wc, a) + d @ cb
+        return out[:, 0] if vec else out
+
+    def rmatmul(self, Y: Tensor) -> Tensor:
+        """Jᵀ Y for Y (N,) or (N, k)."""
+        vec = Y.ndim == 1
+        Y2 = Y[:, None] if vec else Y
+        k = Y2.shape[1]
+        blocks = []
+        for d, a in self.factors:
+            o, i = d.shape[1], a.shape[1]
+            # W block: out[(p, q), k] = Σ_n Δ[n, p] a[n, q] Y[n, k]; expand the narrower factor by Y, then one GEMM
+            if i <= o:
+                Z = (a[:, :, None] * Y2[:, None, :]).reshape(self.n, i * k)
+                Wb = (d.T @ Z).reshape(o * i, k)
+            else:
+                Z = (d[:, :, None] * Y2[:, None, :]).reshape(self.n, o * k)
+                Wb = (a.T @ Z).reshape(i, o, k).transpose(0, 1).reshape(o * i, k)
+            blocks += [Wb, d.T @ Y2]
+        out = torch.cat(blocks, dim=0)
+        return out[:, 0] if vec else out
+
+    def dense(self) -> Tensor:
+        """J formed explicitly, (N, p)."""
+        blocks = []
+        for d, a in self.factors:
+            blocks += [(d[:, :, None] * a[:, None, :]).reshape(self.n, -1), d]
+        return torch.cat(blocks, dim=1)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the symmetry problem on the probe grid
+
+
+def _quarter_turn_orbits(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Representatives of the C4 orbits of a quarter-turn-invariant point set, and each point's representative."""
+    rot = torch.stack([-x[:, 1], x[:, 0]], 1)
+    dist = (rot[:, None, :] - x[None, :, :]).abs().amax(-1)
+    partner = dist.argmin(1)
+    if float(dist.min(1).values.max()) > 1e-9:
+        raise ValueError("the probe set is not invariant under quarter turns")
+    rep = torch.full((x.shape[0],), -1, dtype=torch.long)
+    reps = []
+    for i in range(x.shape[0]):
+        if rep[i] >= 0:
+            continue
+        j, orbit = i, []
+        while j not in orbit:
+            orbit.append(j)
+            j = int(partner[j])
+        rep[orbit] = len(reps)
+        reps.append(i)
+    return torch.tensor(reps), rep
+
+
+class Evaluation:
+    """f_θ on the probes with the factored Jacobian and X f; Π f and δ = f − Π f computed on first use (float64)."""
+
+    def __init__(self, problem: AnnulusProblem, net: MLPParams):
+        x = problem.probes
+        self._problem, self._net = problem, net
+        self.f, factors, self.xf = net.forward_factors(x, torch.stack([-x[:, 1], x[:, 0]], 1))
+        self.jac = MLPJacobian(factors)
+        self._Pf: Tensor | None = None
+
+    @property
+    def Pf(self) -> Tensor:
+        """Π f on the probes (C_64 quadrature, one orbit per quarter-turn class)."""
+        if self._Pf is None:
+            pb = self._problem
+            self._Pf = self._net.forward(pb.orbit_points).reshape(pb.m, pb.n_reps).mean(0)[pb.rep_of]
+        return self._Pf
+
+    @property
+    def delta(self) -> Tensor:
+        """The equivariance defect δ = f − Π f on the probes."""
+        return self.f - self.Pf
+
+
+class AnnulusProblem:
+    """Probe grid, C_64 Reynolds average, generator, lifts and the §8.7 diagnostics for the annulus MLP (float64)."""
+
+    def __init__(
+        self,
+        datasets: dict[str, tuple[np.ndarray, np.ndarray]],
+        *,
+        config: AnnulusConfig = AnnulusConfig(),
+        m: int = 64,
+        tau: float = 1e-3,
+        profile_radius: float = 1.0,
+        n_profile: int = 360,
+        n_rotations: int = 40,
+        rotation_seed: int = 42,
+    ):
+        self.widths = (2,) + (config.hidden,) * (config.depth - 1) + (1,)
+        self.probes = sym.square_grid()
+        self.m, self.tau = m, tau
+        reps, self.rep_of = _quarter_turn_orbits(self.probes)
+        self.orbit_points = sym.rotate_points(self.probes[reps], sym.quadrature_angles(m)).reshape(-1, 2)
+        self.n_reps = len(reps)
+        self.profile_angles, self.profile_points = sym.circle(profile_radius, n_profile)
+        g = torch.Generator().manual_seed(rotation_seed)
+        self.rotation_angles = 2 * math.pi * torch.rand(n_rotations, generator=g, dtype=torch.float64)
+        self.datasets = {}
+        for name, (x, y) in datasets.items():
+            x64 = torch.as_tensor(x, dtype=torch.float64)
+            self.datasets[name] = {
+                "x": x64,
+                "y01": torch.as_tensor(y > 0, dtype=torch.float64),
+                "x_rot": sym.rotate_points(x64, self.rotation_angles).reshape(-1, 2),
+            }
+        self._cache: tuple[Tensor, Evaluation] | None = None
+
+    def params(self, theta: Tensor) -> MLPParams:
+        """The layers of θ."""
+        return MLPParams(theta, self.widths)
+
+    def evaluate(self, theta: Tensor) -> Evaluation:
+        """f, X f, the factored J (and lazily Π f, δ) on the probes; cached for the last θ object."""
+        if self._cache is not None and self._cache[0] is theta:
+            return self._cache[1]
+        ev = Evaluation(self, self.params(theta))
+        self._cache = (theta, ev)
+        return ev
+
+    def target(self, ev: Evaluation, kind: str) -> Tensor:
+        """The function-space direction: X f for c (our sign; the paper's η is −X f), −δ for b (paper's b*)."""
+        if kind == "c":
+            return ev.xf
+        if kind == "b":
+            return -ev.delta
+        raise ValueError(f"kind={kind!r} is not allowed; choose one of {list(KINDS)}")
+
+    def lift(self, theta: Tensor, kind: str, *, gauge: str = "sensitivity", method: str = "gram") -> sens.LiftResult:
+        """c* (kind "c") or b* (kind "b") at θ: truncated gauged lift through the factored J (Gram route)."""
+        ev = self.evaluate(theta)
+        jac = ev.jac if method == "gram" else ev.jac.dense()
+        return sens.lift(jac, self.target(ev, kind), tau=self.tau, gauge=gauge, method=method)
+
+    def train_metrics(self, theta: Tensor, dataset: str, *, invariance: bool = True) -> dict[str, float]:
+        """BCE, accuracy (logit > 0) and max_α |f(R_α x) − f(x)| over the 40 seeded angles on the training points."""
+        d = self.datasets[dataset]
+        net = self.params(theta)
+        logits = net.forward(d["x"])
+        out = {
+            "bce": float(torch.nn.functional.binary_cross_entropy_with_logits(logits, d["y01"])),
+            "acc": float(((logits > 0).double() == d["y01"]).double().mean()),
+        }
+        if invariance:
+            rot = net.forward(d["x_rot"]).reshape(-1, d["x"].shape[0])
+            out["inv_err"] = float((rot - logits).abs().max())
+        return out
+
+    def profile(self, theta: Tensor) -> Tensor:
+        """Angular deviation d(φ) = f(r cos φ, r sin φ) − mean_φ f on the profile circle, (n_profile,)."""
+        f = self.params(theta).forward(self.profile_points)
+        return f - f.mean()
+
+    def run_flow(
+        self,
+        theta0: Tensor,
+        kind: str,
+        mode: str,
+        *,
+        gauge: str = "sensitivity",
+        steps: int = 200,
+        dt: float = 0.005,
+        record_every: int = 1,
+        invariance_every: int = 40,
+        datasets: tuple[str, ...] | None = None,
+        snapshot_stops=(),
+        progress: bool = True,
+    ) -> FlowRecord:
+        """One Euler flow along c* or b* (resolved or fixed) with the §8.7 diagnostics at the recorded stops.
+
+        Diagnostics (every ``record_every`` stops and the last): defect ‖δ‖ (plain L2 over the 408 probes), ‖δ‖/‖f‖,
+        its exact prediction, ‖f_t − f_t^exact‖/‖f_0‖, ‖f_t − f_end‖/‖f_0‖, realisation errors ‖J z − g‖/‖g‖ of the step
+        direction and of z_0, ‖θ_t − θ_0‖/‖θ_0‖, the angular profile at r = 1, and per dataset BCE, accuracy and
+        (every ``invariance_every`` stops and the last; nan elsewhere) the 40-angle invariance error.
+        """
+        datasets = tuple(self.datasets) if datasets is None else tuple(datasets)
+        ev0 = self.evaluate(theta0)
+        f0, delta0, Pf0 = ev0.f.clone(), ev0.delta.clone(), ev0.Pf.clone()
+        f0_norm = float(f0.norm())
+        d0_norm = float(delta0.norm())
+        theta0_norm = float(theta0.norm())
+        net0 = self.params(theta0.clone())
+        f_end = net0.forward(sym.rotate_points(self.probes, 1.0 * steps * dt)) if kind == "c" else Pf0
+        z0_holder: dict[str, Tensor] = {}
+
+        def direction(theta):
+            res = self.lift(theta, kind, gauge=gauge)
+            info = {
+                "rank": res.rank,
+                "rel_residual": res.rel_residual,
+                "principal_angle_deg": res.principal_angle_deg,
+                "coef_norm": float(res.coef.norm()),
+            }
+            z0_holder.setdefault("z0", res.coef)
+            return res.coef, info
+
+        def diagnostics(theta, k, z):
+            t = k * dt
+            ev = self.evaluate(theta)
+            g = self.target(ev, kind)
+            g_norm = float(g.norm())
+            if kind == "c":
+                f_exact = net0.forward(sym.rotate_points(self.probes, t))
+                pred = d0_norm
+            else:
+                f_exact = Pf0 + math.exp(-t) * delta0
+                pred = math.exp(-t) * d0_norm
+            out = {
+                "defect": float(ev.delta.norm()),
+                "defect_rel": float(ev.delta.norm() / ev.f.norm()),
+                "defect_pred": pred,
+                "exact_dist": float((ev.f - f_exact).norm()) / f0_norm,
+                "end_dist": float((ev.f - f_end).norm()) / f0_norm,
+                "real_err": float((ev.jac.matmul(z) - g).norm()) / g_norm,
+                "real_err_z0": float((ev.jac.matmul(z0_holder["z0"]) - g).norm()) / g_norm,
+                "param_dist": float((theta - theta0).norm()) / theta0_norm,
+                "profile": self.profile(theta),
+            }
+            heavy = k % invariance_every == 0 or k == steps
+            for name in datasets:
+                tm = self.train_metrics(theta, name, invariance=heavy)
+                out[f"acc_{name}"] = tm["acc"]
+                out[f"bce_{name}"] = tm["bce"]
+                out[f"inv_err_{name}"] = tm.get("inv_err", float("nan"))
+            return out
+
+        return euler_flow(
+            theta0,
+            direction,
+            steps=steps,
+            dt=dt,
+            mode=mode,
+            diagnostics_fn=diagnostics,
+            progress=progress,
+            snapshot_stops=snapshot_stops,
+            record_every=record_every,
+            desc=f"{kind} {mode} {gauge}",
+        )
+
+
+@dataclass
+class ConditionFlows:
+    """All flows from one starting point: records keyed (kind, mode, gauge), scored on ``datasets``."""
+
+    name: str
+    theta0: Tensor
+    datasets: tuple[str, ...]
+    records: dict[tuple[str, str, str], FlowRecord] = field(default_factory=dict)
+
+
+def run_condition(
+    problem: AnnulusProblem,
+    name: str,
+    theta0: Tensor,
+    *,
+    datasets: tuple[str, ...],
+    steps: int = 200,
+    dt: float = 0.005,
+    fixed_gauges=("sensitivity", "minnorm"),
+    record_every: int = 1,
+    invariance_every: int = 40,
+    snapshot_stops=(),
+    progress: bool = True,
+) -> ConditionFlows:
+    """Resolved (gauged) and fixed (each gauge in ``fixed_gauges``) flows along c* and b* from θ0."""
+    out = ConditionFlows(name, theta0, tuple(datasets))
+    kw = dict(
+        steps=steps, dt=dt, record_every=record_every, invariance_every=invariance_every, datasets=datasets,
+        snapshot_stops=snapshot_stops, progress=progress,
+    )  # fmt: skip
+    for kind in KINDS:
+        out.records[(kind, "resolved", "sensitivity")] = problem.run_flow(theta0, kind, "resolved", **kw)
+        for gauge in fixed_gauges:
+            out.records[(kind, "fixed", gauge)] = problem.run_flow(theta0, kind, "fixed", gauge=gauge, **kw)
+    return out
+
+
+def authors_resolve(model: nn.Module, probes: Tensor, target: Tensor, *, tau: float = 1e-3) -> sens.LiftResult:
+    """The paper code's way of one re-solve: one backward pass per probe, a full SVD of J, then the gauged lift.
+
+    ``model`` is a float64 module; used as the benchmark baseline and as a cross-check of the fast route.
+    """
+    params = list(model.parameters())
+    rows = []
+    for x in probes:
+        out = model(x[None])[0, 0]
+        grads = torch.autograd.grad(out, params)
+        rows.append(torch.cat([g.reshape(-1) for g in grads]))
+    J = torch.stack(rows)
+    return sens.lift(J, target, tau=tau, method="svd")
+
+
+def decision_scores(problem: AnnulusProblem, theta: Tensor, *, extent: float = 4.0, n: int = 120) -> np.ndarray:
+    """Logits on an n × n mesh over [−extent, extent]² (rows = y), float64 numpy, for decision-boundary panels."""
+    axis = torch.linspace(-extent, extent, n, dtype=torch.float64)
+    yy, xx = torch.meshgrid(axis, axis, indexing="ij")
+    pts = torch.stack([xx.reshape(-1), yy.reshape(-1)], 1)
+    return problem.params(theta).forward(pts).reshape(n, n).numpy()
+
+
+def predicted_profile(problem: AnnulusProblem, theta0: Tensor, kind: str, t: float) -> Tensor:
+    """The exact flow's angular profile at time t: d_0(φ + t) along c, e^{−t} d_0(φ) along b* (notes §8.7)."""
+    if kind == "c":
+        f = problem.params(theta0).forward(sym.rotate_points(problem.profile_points, t))
+        return f - f.mean()
+    if kind == "b":
+        return math.exp(-t) * problem.profile(theta0)
+    raise ValueError(f"kind={kind!r} is not allowed; choose one of {list(KINDS)}")
+
+
+def layer_blocks(config: AnnulusConfig = AnnulusConfig()) -> list[tuple[str, slice]]:
+    """Names and θ slices of the weight and bias blocks, in parameter order (W1, b1, …, W4, b4)."""
+    widths = (2,) + (config.hidden,) * (config.depth - 1) + (1,)
+    out, start = [], 0
+    for k, (d_in, d_out) in enumerate(zip(widths[:-1], widths[1:], strict=True), start=1):
+        out.append((f"W{k}", slice(start, start + d_in * d_out)))
+        start += d_in * d_out
+        out.append((f"b{k}", slice(start, start + d_out)))
+        start += d_out
+    return out

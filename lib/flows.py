@@ -1,0 +1,153 @@
+"""Resolved and fixed Euler flows in parameter space, with diagnostics recorded at every stop (paper B §3, notes §7).
+
+``euler_flow`` walks θ_{k+1} = θ_k + dt·z_k for k = 0..steps−1 (steps + 1 stops). In ``"resolved"`` mode z_k is
+re-solved at every stop, z_k = direction_fn(θ_k) (including the final stop, so its realisation error can be
+recorded); in ``"fixed"`` mode z_k = z_0 = direction_fn(θ_0) throughout, so the path is the straight line
+θ_0 + t z_0. With ``normalize=True`` each step is dt·z_k/‖z_k‖ (the Hamiltonian walk's unit steps), and t is then
+arc length, not flow time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from torch import Tensor
+from tqdm import tqdm
+
+MODES = ("resolved", "fixed")
+
+
+@dataclass
+class FlowRecord:
+    """The record of one Euler flow: times (steps+1,), per-stop diagnostics, step norms, snapshots, final θ."""
+
+    mode: str
+    dt: float
+    steps: int
+    normalize: bool
+    times: np.ndarray  # (steps+1,)
+    diagnostics: dict[str, np.ndarray]  # name -> (n_records, ...) stacked over the recorded stops
+    record_stops: np.ndarray  # (n_records,) stop indices where diagnostics were recorded
+    direction_info: dict[str, np.ndarray]  # name -> (steps+1,) from direction_fn (resolved) or stop 0 (fixed)
+    step_norms: np.ndarray  # (steps,) ‖θ_{k+1} − θ_k‖
+    theta_final: Tensor
+    snapshots: dict[int, Tensor] = field(default_factory=dict)  # stop index -> θ_k
+    z0: Tensor | None = None
+
+    def start_end(self, name: str) -> tuple[float, float]:
+        """The diagnostic ``name`` at the first and last stop, as floats."""
+        v = self.diagnostics[name]
+        return float(v[0]), float(v[-1])
+
+    @property
+    def record_times(self) -> np.ndarray:
+        """Flow times of the recorded stops."""
+        return self.record_stops * self.dt
+
+    @property
+    def path_length(self) -> float:
+        """Σ ‖θ_{k+1} − θ_k‖."""
+        return float(self.step_norms.sum())
+
+
+def _split(out) -> tuple[Tensor, dict[str, Any]]:
+    if isinstance(out, tuple):
+        z, info = out
+        return z, dict(info)
+    if isinstance(out, Tensor):
+        return out, {}
+    if hasattr(out, "coef"):  # a LiftResult
+        return out.coef, {"residual": out.residual, "rel_residual": out.rel_residual, "rank": out.rank}
+    raise TypeError(f"direction_fn must return a Tensor, (Tensor, dict) or a LiftResult; got {type(out).__name__}")
+
+
+def _stack(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    if not rows:
+        return {}
+    keys = rows[0].keys()
+    out = {}
+    for k in keys:
+        vals = [r[k] for r in rows]
+        vals = [v.detach().cpu().numpy() if isinstance(v, Tensor) else np.asarray(v) for v in vals]
+        out[k] = np.stack(vals)
+    return out
+
+
+def euler_flow(
+    theta0: Tensor,
+    direction_fn: Callable[[Tensor], Any],
+    *,
+    steps: int,
+    dt: float,
+    mode: str = "resolved",
+    diagnostics_fn: Callable[[Tensor, int, Tensor], dict[str, Any]] | None = None,
+    progress: bool = True,
+    normalize: bool = False,
+    snapshot_stops: Sequence[int] = (),
+    record_every: int = 1,
+    desc: str | None = None,
+) -> FlowRecord:
+    """Forward-Euler flow θ_{k+1} = θ_k + dt·z_k, resolved or fixed, recording diagnostics at all steps+1 stops.
+
+    ``direction_fn(θ)`` returns z (p,), or (z, info dict of scalars), or a ``LiftResult``. ``diagnostics_fn(θ_k, k,
+    z_k)`` returns a dict of scalars or arrays recorded at every stop. ``snapshot_stops`` lists stop indices whose θ
+    is kept. ``record_every`` > 1 calls ``diagnostics_fn`` only at every record_every-th stop and the last one
+    (``FlowRecord.record_stops``). A tqdm bar (stderr) shows progress unless ``progress=False``.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r} is not allowed; choose one of {list(MODES)}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+        raise ValueError(f"steps={steps!r} must be a non-negative integer")
+    if not isinstance(dt, (int, float)) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0:
+        raise ValueError(f"dt={dt!r} must be a positive finite number")
+    if not isinstance(theta0, Tensor) or theta0.ndim != 1:
+        raise ValueError(f"theta0 must be a 1-D tensor; got {getattr(theta0, 'shape', type(theta0))}")
+    if isinstance(record_every, bool) or not isinstance(record_every, int) or record_every < 1:
+        raise ValueError(f"record_every={record_every!r} must be a positive integer")
+    bad = [s for s in snapshot_stops if not 0 <= s <= steps]
+    if bad:
+        raise ValueError(f"snapshot_stops {bad} are outside 0..{steps}")
+    theta = theta0.detach().clone()
+    z0, info0 = _split(direction_fn(theta))
+    if z0.shape != theta.shape:
+        raise ValueError(f"direction_fn returned shape {tuple(z0.shape)}; expected {tuple(theta.shape)}")
+    diag_rows, info_rows, step_norms, record_stops = [], [], [], []
+    snapshots: dict[int, Tensor] = {}
+    z, info = z0, info0
+    bar = tqdm(total=steps, desc=desc or mode, disable=not progress, leave=False)
+    for k in range(steps + 1):
+        if k > 0 and mode == "resolved":
+            z, info = _split(direction_fn(theta))
+        info_rows.append(info)
+        if diagnostics_fn is not None and (k % record_every == 0 or k == steps):
+            diag_rows.append(diagnostics_fn(theta, k, z))
+            record_stops.append(k)
+        if k in snapshot_stops:
+            snapshots[k] = theta.clone()
+        if k == steps:
+            break
+        step = z
+        if normalize:
+            nz = z.norm()
+            step = z / nz if nz > 0 else z
+        theta = theta + dt * step
+        step_norms.append(float(dt * step.norm()))
+        bar.update(1)
+    bar.close()
+    return FlowRecord(
+        mode=mode,
+        dt=float(dt),
+        steps=steps,
+        normalize=normalize,
+        times=np.arange(steps + 1) * float(dt),
+        diagnostics=_stack(diag_rows),
+        record_stops=np.asarray(record_stops, dtype=int),
+        direction_info=_stack(info_rows),
+        step_norms=np.asarray(step_norms),
+        theta_final=theta,
+        snapshots=snapshots,
+        z0=z0,
+    )

@@ -1,0 +1,340 @@
+"""Parameter Jacobians, functional sensitivities and the truncated, gauged least-squares lift (paper B §1, App. A.5).
+
+The Jacobian over a probe set is ``J[(n, a), i] = ∂f_θ,a(x_n)/∂θ_i`` with rows ordered probe-major
+(``J.reshape(N, dim_y, p)`` gives the pointwise sensitivities S*_i(x_n)) and columns ordered as
+``flatten_params(params)`` (dict insertion order, each tensor flattened row-major).
+
+``lift`` implements the notes' §6.3 procedure exactly: a τ-truncated SVD of the *raw* J, then the
+sensitivity-normalised gauge applied inside the retained subspace,
+
+    J ≈ U_r Σ_r V_rᵀ (σ_k ≥ τ σ_1),  α = Σ_r⁻¹ U_rᵀ η,  A = V_rᵀ D⁻¹ (dead columns zeroed),
+    c̃ = Aᵀ (A Aᵀ)⁻¹ α,  c = D⁻¹ c̃,  projection P η = U_r U_rᵀ η,
+
+with D = diag(‖J_{:,i}‖₂). ``gauge="minnorm"`` gives the plain c = V_r Σ_r⁻¹ U_rᵀ η. Both satisfy V_rᵀ c = α, so the
+projection, the residual ‖(I − P)η‖ of the truncated system and the rank do not depend on the gauge; only the split
+of c across parameters does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+from torch.func import functional_call, jacrev, vmap
+
+GAUGES = ("sensitivity", "minnorm")
+METHODS = ("auto", "svd", "gram")
+GRAM_MIN_TAU = 1e-5  # "auto" uses the Gram route only for cutoffs at or above this
+
+
+# --------------------------------------------------------------------------------------------------------------
+# parameters as one vector
+
+
+def flatten_params(params: dict[str, Tensor]) -> Tensor:
+    """Concatenate a dict of tensors into one vector (dict order, each tensor row-major); shape (p,)."""
+    if not isinstance(params, dict) or not params:
+        raise TypeError(f"params must be a non-empty dict of tensors, got {type(params).__name__}")
+    return torch.cat([t.reshape(-1) for t in params.values()])
+
+
+def unflatten_params(vec: Tensor, like: dict[str, Tensor]) -> dict[str, Tensor]:
+    """Split ``vec`` (p,) back into tensors shaped like ``like`` (inverse of ``flatten_params``); keeps vec's dtype."""
+    total = sum(t.numel() for t in like.values())
+    if vec.ndim != 1 or vec.numel() != total:
+        raise ValueError(f"vec has shape {tuple(vec.shape)}; expected ({total},) to match the parameter dict")
+    out, start = {}, 0
+    for name, t in like.items():
+        out[name] = vec[start : start + t.numel()].reshape(t.shape)
+        start += t.numel()
+    return out
+
+
+def module_params(module: torch.nn.Module, dtype: torch.dtype = torch.float64) -> dict[str, Tensor]:
+    """Detached copies of a module's named parameters, cast to ``dtype``."""
+    return {k: v.detach().to(dtype).clone() for k, v in module.named_parameters()}
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Jacobian and sensitivities
+
+
+def jacobian(
+    fn: Callable[[dict[str, Tensor], Tensor], Tensor] | torch.nn.Module,
+    params: dict[str, Tensor],
+    probes: Tensor,
+    *,
+    chunk_size: int | None = None,
+) -> Tensor:
+    """Parameter Jacobian over probes, float64, shape (N·dim_y, p), via ``vmap(jacrev)`` (eq. 8, App. A.5).
+
+    ``fn(params, x_bd)`` maps a batch of probes (B, d) to outputs (B,) or (B, dim_y) and must treat probes
+    independently; an ``nn.Module`` is accepted and called through ``functional_call``. Rows are probe-major,
+    columns follow ``flatten_params(params)``. ``chunk_size`` bounds the vmap batch (memory).
+    """
+    if isinstance(fn, torch.nn.Module):
+        module = fn
+
+        def fn(p, x):  # noqa: F811 - deliberate rebinding to a functional wrapper
+            return functional_call(module, p, (x,))
+
+    if not callable(fn):
+        raise TypeError(f"fn must be callable or an nn.Module, got {type(fn).__name__}")
+    if not isinstance(probes, Tensor) or probes.ndim != 2:
+        raise ValueError(f"probes must be a 2-D tensor (N, d); got {getattr(probes, 'shape', type(probes))}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"chunk_size={chunk_size!r} must be a positive integer or None")
+    p64 = {k: v.detach().to(torch.float64) for k, v in params.items()}
+    x64 = probes.detach().to(torch.float64)
+
+    def single(p, x_d):
+        return fn(p, x_d[None])[0].reshape(-1)  # (dim_y,)
+
+    jac = vmap(jacrev(single), in_dims=(None, 0), chunk_size=chunk_size)(p64, x64)  # name -> (N, dim_y, *shape)
+    n = x64.shape[0]
+    blocks = [jac[k].reshape(n, jac[k].shape[1], -1) for k in p64]
+    return torch.cat(blocks, dim=2).reshape(n * blocks[0].shape[1], -1)
+
+
+def aggregate_sensitivity(J: Tensor, dim_y: int = 1) -> Tensor:
+    """Aggregate (RMS) functional sensitivities S_i = ‖J_{:,i}‖₂ / sqrt(N·dim_y), shape (p,) (App. A.5)."""
+    _check_matrix(J)
+    if J.shape[0] % dim_y:
+        raise ValueError(f"J has {J.shape[0]} rows, not a multiple of dim_y={dim_y}")
+    return _as_operator(J).col_norms() / math.sqrt(J.shape[0])
+
+
+def pointwise_sensitivity(J: Tensor, dim_y: int = 1) -> Tensor:
+    """Pointwise sensitivities S*_i(x_n) ∈ R^{dim_y}: J viewed as (N, dim_y, p) (eq. in §1)."""
+    if not isinstance(J, Tensor) or J.ndim != 2:
+        raise ValueError(f"J must be a dense 2-D tensor; got {getattr(J, 'shape', type(J))}")
+    if J.shape[0] % dim_y:
+        raise ValueError(f"J has {J.shape[0]} rows, not a multiple of dim_y={dim_y}")
+    return J.reshape(J.shape[0] // dim_y, dim_y, J.shape[1])
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the lift
+
+
+@dataclass
+class LiftResult:
+    """A least-squares lift c of a function-space direction η through J (paper eqs. 2, 3, 20, 23, 24).
+
+    ``residual`` = ‖J_τ c − η‖ = ‖(I − P)η‖ for the τ-truncated J (gauge-independent, eq. 19);
+    ``realised_residual`` = ‖J c − η‖ with the full J (differs from it by the discarded tail J_⊥ c, which is
+    zero for the min-norm gauge and at most τσ₁‖c‖ otherwise).
+    """
+
+    coef: Tensor  # (p,) parameter direction c
+    projection: Tensor  # (M,) P η = U_r U_rᵀ η
+    residual: float
+    rel_residual: float
+    realised_residual: float
+    principal_angle_deg: float  # angle between η and P η (nan when η = 0)
+    rank: int
+    singular_values: Tensor  # all singular values of J, descending (length min(M, p))
+    gauge: str
+    tau: float
+    method: str
+    n_dead: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line: rank, relative residual, principal angle, gauge."""
+        return (
+            f"rank {self.rank} (τ={self.tau:g}), ‖(I−P)η‖/‖η‖ = {self.rel_residual:.3e}, "
+            f"angle {self.principal_angle_deg:.3f}°, gauge {self.gauge}, ‖c‖ = {float(self.coef.norm()):.4g}"
+        )
+
+
+@dataclass
+class TruncatedSVD:
+    """The retained part of J's SVD: U_r (M, r), σ_r (r,), V_r (p, r), all singular values, column norms."""
+
+    U: Tensor
+    S: Tensor
+    V: Tensor
+    singular_values: Tensor
+    col_norms: Tensor
+    method: str
+
+
+class DenseJacobian:
+    """A dense Jacobian (M, p) behind the small operator interface ``lift`` uses (structured Jacobians, such as
+    ``lib.annulus.MLPJacobian``, provide the same methods without forming J)."""
+
+    def __init__(self, J: Tensor):
+        self.J = J
+        self.shape = tuple(J.shape)
+
+    def col_norms(self) -> Tensor:
+        """‖J_{:,i}‖₂, shape (p,)."""
+        return torch.linalg.vector_norm(self.J, dim=0)
+
+    def gram(self) -> Tensor:
+        """The smaller Gram matrix: J Jᵀ (M ≤ p) or Jᵀ J."""
+        return self.J @ self.J.T if self.shape[0] <= self.shape[1] else self.J.T @ self.J
+
+    def matmul(self, C: Tensor) -> Tensor:
+        """J C for C (p,) or (p, k)."""
+        return self.J @ C
+
+    def rmatmul(self, W: Tensor) -> Tensor:
+        """Jᵀ W for W (M,) or (M, k)."""
+        return self.J.T @ W
+
+    def dense(self) -> Tensor:
+        """J itself."""
+        return self.J
+
+
+def _check_matrix(J):
+    if isinstance(J, Tensor):
+        if J.ndim != 2:
+            raise ValueError(f"J must be a 2-D tensor (rows, params); got shape {tuple(J.shape)}")
+        return
+    if not all(hasattr(J, a) for a in ("shape", "col_norms", "gram", "matmul", "rmatmul")):
+        raise ValueError(f"J must be a 2-D tensor or a Jacobian operator; got {type(J).__name__}")
+
+
+def _as_operator(J):
+    return DenseJacobian(J) if isinstance(J, Tensor) else J
+
+
+def truncated_svd(J, *, tau: float = 1e-3, method: str = "auto") -> TruncatedSVD:
+    """τ-truncated SVD of J (keep σ_k ≥ τσ₁, eq. 23), exactly ("svd") or via the smaller Gram matrix ("gram").
+
+    J is a float64 tensor (M, p) or a Jacobian operator (see ``DenseJacobian``). The Gram route diagonalises J Jᵀ
+    (M ≤ p) or Jᵀ J with ``torch.linalg.eigh`` and recovers the other factor by one product with J. It squares the
+    condition number: singular values below about sqrt(machine eps)·σ₁ ≈ 1.5e-8·σ₁ are lost in rounding, so it is
+    accurate for τ = 1e-3 but must not be used for τ ≲ 1e-6 ("auto" switches to the exact SVD below τ = 1e-5).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is not allowed; choose one of {list(METHODS)}")
+    if method == "auto":
+        method = "gram" if tau >= GRAM_MIN_TAU else "svd"
+    op = _as_operator(J)
+    col_norms = op.col_norms()
+    m, p = op.shape
+    if method == "svd":
+        if not hasattr(op, "dense"):
+            raise ValueError(f"method='svd' needs a dense J; {type(op).__name__} has no dense()")
+        U, S, Vh = torch.linalg.svd(op.dense(), full_matrices=False)
+        r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
+        return TruncatedSVD(U[:, :r], S[:r], Vh[:r].T, S, col_norms, "svd")
+    small_rows = m <= p
+    w, Q = torch.linalg.eigh(op.gram())  # ascending
+    w, Q = w.flip(0), Q.flip(1)
+    S = w.clamp_min(0).sqrt()
+    r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
+    Sr = S[:r]
+    if small_rows:
+        U = Q[:, :r]
+        V = op.rmatmul(U) / Sr
+    else:
+        V = Q[:, :r]
+        U = op.matmul(V) / Sr
+    return TruncatedSVD(U, Sr, V, S, col_norms, "gram")
+
+
+def lift(
+    J: Tensor,
+    target: Tensor,
+    *,
+    tau: float = 1e-3,
+    gauge: str = "sensitivity",
+    dead_tol: float = 1e-8,
+    method: str = "auto",
+    svd: TruncatedSVD | None = None,
+) -> LiftResult:
+    """Truncated, gauged least-squares lift c with J c ≈ target (notes §6.3; paper eqs. 20, 23, 24).
+
+    J (M, p) and target (M,) are used in float64. ``gauge="sensitivity"`` minimises Σ_i ‖J_{:,i}‖²c_i² inside the
+    retained subspace (dead columns, ‖J_{:,i}‖ ≤ dead_tol·max, get c_i = 0); ``"minnorm"`` gives c = V_r Σ_r⁻¹ U_rᵀ η.
+    ``method``: "svd" (exact), "gram" (eigendecomposition of the smaller Gram matrix; only for τ ≳ 1e-5, see
+    ``truncated_svd``), "auto". Pass ``svd`` to reuse one decomposition for several targets.
+    """
+    _check_matrix(J)
+    if not isinstance(target, Tensor) or target.ndim != 1 or target.shape[0] != J.shape[0]:
+        raise ValueError(
+            f"target must be a 1-D tensor with {J.shape[0]} entries (one per row of J); "
+            f"got {getattr(target, 'shape', type(target))}"
+        )
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < 1:
+        raise ValueError(f"tau={tau!r} must be a number in (0, 1)")
+    if gauge not in GAUGES:
+        raise ValueError(f"gauge={gauge!r} is not allowed; choose one of {list(GAUGES)}")
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is not allowed; choose one of {list(METHODS)}")
+    if not 0 <= dead_tol < 1:
+        raise ValueError(f"dead_tol={dead_tol!r} must be in [0, 1)")
+    if isinstance(J, Tensor):
+        J = J.detach().to(torch.float64)
+        if not torch.isfinite(J).all():
+            raise ValueError("J contains non-finite entries (nan or inf)")
+    op = _as_operator(J)
+    eta = target.detach().to(torch.float64)
+    if not torch.isfinite(eta).all():
+        raise ValueError("target contains non-finite entries (nan or inf)")
+    if svd is None:
+        svd = truncated_svd(op, tau=tau, method=method)
+    U, S, V, d = svd.U, svd.S, svd.V, svd.col_norms
+    r = S.shape[0]
+    p = op.shape[1]
+    n_dead = 0
+    if r == 0:
+        coef = torch.zeros(p, dtype=torch.float64)
+        proj = torch.zeros_like(eta)
+    else:
+        beta = U.T @ eta
+        alpha = beta / S
+        proj = U @ beta
+        if gauge == "minnorm":
+            coef = V @ alpha
+        else:
+            dead = d <= dead_tol * d.max()
+            n_dead = int(dead.sum())
+            dinv = torch.where(dead, torch.zeros_like(d), 1.0 / torch.where(dead, torch.ones_like(d), d))
+            At = V * dinv[:, None]  # Aᵀ = D⁻¹ V_r, (p, r)
+            # minimum-norm solution of A c̃ = α, i.e. c̃ = Aᵀ(AAᵀ)⁻¹α, through a QR of Aᵀ (stabler than forming AAᵀ)
+            # Householder QR of Aᵀ (p × r), Q kept implicit (geqrf/ormqr): c̃ = Q R⁻ᵀ α
+            packed, hh = torch.geqrf(At)
+            R = packed[:r].triu()
+            diag = R.diagonal().abs()
+            if diag.min() <= 1e-12 * diag.max():
+                raise ValueError(
+                    "the gauged system A = V_rᵀD⁻¹ is rank-deficient (dead columns span a retained direction); "
+                    "lower dead_tol or use gauge='minnorm'"
+                )
+            y = torch.linalg.solve_triangular(R.T, alpha[:, None], upper=False)
+            y_full = torch.cat([y, torch.zeros(p - r, 1, dtype=y.dtype)]) if p > r else y
+            coef = dinv * torch.ormqr(packed, hh, y_full, left=True, transpose=False)[:, 0]
+    resid_vec = proj - eta
+    residual = float(resid_vec.norm())
+    eta_norm = float(eta.norm())
+    proj_norm = float(proj.norm())
+    rel = residual / eta_norm if eta_norm > 0 else 0.0
+    if eta_norm > 0:
+        # η − Pη ⟂ Pη, so the principal angle is atan2(‖(I−P)η‖, ‖Pη‖) (accurate also near 0°)
+        angle = math.degrees(math.atan2(residual, proj_norm))
+    else:
+        angle = float("nan")
+    realised = float((op.matmul(coef) - eta).norm())
+    return LiftResult(
+        coef=coef,
+        projection=proj,
+        residual=residual,
+        rel_residual=rel,
+        realised_residual=realised,
+        principal_angle_deg=angle,
+        rank=r,
+        singular_values=svd.singular_values,
+        gauge=gauge,
+        tau=float(tau),
+        method=svd.method,
+        n_dead=n_dead,
+    )

@@ -1,0 +1,197 @@
+"""Jacobians against finite differences, sensitivities, and the truncated gauged lift (notes §6.3)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lib import sensitivity as sens
+
+torch.set_default_dtype(torch.float64)
+
+
+def _mlp_params(seed=0, d_in=2, width=7, d_out=1):
+    g = torch.Generator().manual_seed(seed)
+    return {
+        "w1": torch.randn(width, d_in, generator=g),
+        "b1": torch.randn(width, generator=g),
+        "w2": torch.randn(d_out, width, generator=g) / width**0.5,
+        "b2": torch.randn(d_out, generator=g),
+    }
+
+
+def _mlp(p, x):
+    h = torch.tanh(x @ p["w1"].T + p["b1"])
+    return h @ p["w2"].T + p["b2"]
+
+
+def _fd_jacobian(fn, params, x, eps=1e-6):
+    theta = sens.flatten_params(params)
+    cols = []
+    for i in range(theta.numel()):
+        e = torch.zeros_like(theta)
+        e[i] = eps
+        plus = fn(sens.unflatten_params(theta + e, params), x).reshape(-1)
+        minus = fn(sens.unflatten_params(theta - e, params), x).reshape(-1)
+        cols.append((plus - minus) / (2 * eps))
+    return torch.stack(cols, dim=1)
+
+
+def test_flatten_roundtrip():
+    p = _mlp_params()
+    vec = sens.flatten_params(p)
+    assert vec.shape == (sum(t.numel() for t in p.values()),)
+    back = sens.unflatten_params(vec, p)
+    assert all(torch.equal(back[k], p[k]) for k in p)
+    with pytest.raises(ValueError, match="expected"):
+        sens.unflatten_params(vec[:-1], p)
+
+
+@pytest.mark.parametrize("d_out", [1, 2])
+def test_jacobian_matches_finite_differences(d_out):
+    p = _mlp_params(d_out=d_out)
+    x = torch.randn(9, 2, generator=torch.Generator().manual_seed(1))
+    J = sens.jacobian(_mlp, p, x)
+    assert J.shape == (9 * d_out, sum(t.numel() for t in p.values()))
+    assert J.dtype == torch.float64
+    assert torch.allclose(J, _fd_jacobian(_mlp, p, x), atol=1e-8, rtol=1e-6)
+    assert torch.allclose(sens.jacobian(_mlp, p, x, chunk_size=4), J)
+
+
+def test_jacobian_of_module():
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(2, 5), torch.nn.GELU(), torch.nn.Linear(5, 1)).double()
+    p = sens.module_params(net)
+    x = torch.randn(6, 2)
+    J = sens.jacobian(net, p, x)
+    Jfd = _fd_jacobian(lambda q, xx: torch.func.functional_call(net, q, (xx,)), p, x)
+    assert torch.allclose(J, Jfd, atol=1e-8)
+
+
+def test_sensitivities():
+    J = torch.randn(12, 5)
+    S = sens.aggregate_sensitivity(J, dim_y=2)
+    assert torch.allclose(S, J.norm(dim=0) / 12**0.5)
+    Sp = sens.pointwise_sensitivity(J, dim_y=2)
+    assert Sp.shape == (6, 2, 5) and torch.equal(Sp[1, 0], J[2])
+    with pytest.raises(ValueError, match="multiple of dim_y"):
+        sens.aggregate_sensitivity(J, dim_y=5)
+
+
+def _lowrank(m, p, rank, seed=0, tail=1e-6):
+    g = torch.Generator().manual_seed(seed)
+    A = torch.randn(m, rank, generator=g) @ torch.randn(rank, p, generator=g)
+    return A + tail * torch.randn(m, p, generator=g)
+
+
+@pytest.mark.parametrize("shape", [(30, 80), (80, 30)])
+def test_known_answer_exact_lift(shape):
+    J = _lowrank(*shape, rank=10)
+    c_true = torch.randn(shape[1], generator=torch.Generator().manual_seed(5))
+    # make the target exactly reachable within the retained subspace
+    res0 = sens.lift(J, J @ c_true, method="svd")
+    eta = res0.projection
+    for gauge in sens.GAUGES:
+        for method in ("svd", "gram"):
+            r = sens.lift(J, eta, gauge=gauge, method=method)
+            assert r.rank == 10
+            assert r.rel_residual < 1e-10
+            assert r.principal_angle_deg < 1e-6
+            assert torch.allclose(J @ r.coef, eta, atol=1e-6 * eta.norm())
+
+
+@pytest.mark.parametrize("shape", [(40, 120), (120, 40)])
+def test_gauge_changes_only_the_split(shape):
+    g = torch.Generator().manual_seed(2)
+    J = _lowrank(*shape, rank=15) * torch.logspace(0, -3, shape[1])  # columns of very different scale
+    eta = torch.randn(shape[0], generator=g)
+    a = sens.lift(J, eta, gauge="sensitivity", method="svd")
+    b = sens.lift(J, eta, gauge="minnorm", method="svd")
+    assert a.rank == b.rank
+    assert torch.allclose(a.projection, b.projection, atol=1e-12)
+    assert a.residual == pytest.approx(b.residual, rel=1e-10)
+    assert not torch.allclose(a.coef, b.coef)
+    # both solve the truncated system: V_rᵀ c = Σ_r⁻¹ U_rᵀ η
+    svd = sens.truncated_svd(J, method="svd")
+    alpha = (svd.U.T @ eta) / svd.S
+    assert torch.allclose(svd.V.T @ a.coef, alpha, atol=1e-8 * alpha.norm())
+    assert torch.allclose(svd.V.T @ b.coef, alpha, atol=1e-8 * alpha.norm())
+    # the gauged solution has the smaller weighted norm Σ d_i² c_i², the plain one the smaller ‖c‖
+    d = J.norm(dim=0)
+    assert (d * a.coef).norm() <= (d * b.coef).norm() * (1 + 1e-10)
+    assert b.coef.norm() <= a.coef.norm() * (1 + 1e-10)
+
+
+def test_minnorm_is_truncated_pseudoinverse_and_eq19():
+    J = _lowrank(25, 60, rank=8, tail=1e-5)
+    eta = torch.randn(25, generator=torch.Generator().manual_seed(3))
+    r = sens.lift(J, eta, gauge="minnorm", method="svd", tau=1e-3)
+    U, S, Vh = torch.linalg.svd(J, full_matrices=False)
+    k = int((S >= 1e-3 * S[0]).sum())
+    c_ref = Vh[:k].T @ ((U[:, :k].T @ eta) / S[:k])
+    assert torch.allclose(r.coef, c_ref, atol=1e-10)
+    P = U[:, :k] @ U[:, :k].T
+    assert r.residual**2 == pytest.approx(float(((torch.eye(25) - P) @ eta).norm() ** 2), rel=1e-10)
+
+
+def test_full_rank_gauge_equals_scaled_pseudoinverse():
+    J = torch.randn(10, 30, generator=torch.Generator().manual_seed(4)) * torch.logspace(0, -2, 30)
+    eta = torch.randn(10, generator=torch.Generator().manual_seed(6))
+    r = sens.lift(J, eta, tau=1e-8, method="svd")
+    d = J.norm(dim=0)
+    c_ref = torch.linalg.pinv(J / d) @ eta / d
+    assert r.rank == 10
+    assert torch.allclose(r.coef, c_ref, atol=1e-10)
+
+
+def test_gram_matches_svd_wide_and_tall():
+    for shape in [(50, 300), (300, 50)]:
+        J = _lowrank(*shape, rank=20, tail=1e-4)
+        eta = torch.randn(shape[0], generator=torch.Generator().manual_seed(8))
+        a = sens.lift(J, eta, method="svd")
+        b = sens.lift(J, eta, method="gram")
+        assert a.rank == b.rank
+        assert torch.allclose(a.coef, b.coef, atol=1e-9 * a.coef.norm())
+        assert a.residual == pytest.approx(b.residual, rel=1e-9)
+    assert sens.lift(J, eta, tau=1e-3).method == "gram"
+    assert sens.lift(J, eta, tau=1e-8).method == "svd"
+
+
+def test_dead_columns_get_zero_attribution():
+    J = torch.randn(10, 20, generator=torch.Generator().manual_seed(9))
+    J[:, 3] = 0.0
+    J[:, 7] *= 1e-12
+    r = sens.lift(J, torch.randn(10, generator=torch.Generator().manual_seed(1)))
+    assert r.n_dead == 2
+    assert r.coef[3] == 0 and r.coef[7] == 0
+
+
+def test_zero_target():
+    J = torch.randn(6, 9)
+    r = sens.lift(J, torch.zeros(6))
+    assert torch.equal(r.coef, torch.zeros(9)) and r.rel_residual == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"tau": 0.0}, "tau"),
+        ({"tau": 1.5}, "tau"),
+        ({"gauge": "l1"}, "gauge"),
+        ({"method": "qr"}, "method"),
+    ],
+)
+def test_lift_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        sens.lift(torch.randn(4, 6), torch.randn(4), **kwargs)
+
+
+def test_lift_shape_and_finiteness_errors():
+    with pytest.raises(ValueError, match="one per row"):
+        sens.lift(torch.randn(4, 6), torch.randn(5))
+    with pytest.raises(ValueError, match="non-finite"):
+        sens.lift(torch.full((4, 6), float("nan")), torch.randn(4))
+    with pytest.raises(ValueError, match="non-finite"):
+        sens.lift(torch.randn(4, 6), torch.tensor([1.0, float("inf"), 0, 0]))
+    with pytest.raises(ValueError, match="2-D"):
+        sens.lift(torch.randn(4), torch.randn(4))
