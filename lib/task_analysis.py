@@ -1,0 +1,584 @@
+"""Per-task analysis of paper A §4: train solutions over seeds, ablate every subset of Schur couplings, scan α.
+
+The pipeline for any registered task (``lib.tasks.available_tasks()``)::
+
+    analysis = analyse_task("flipflop", seeds=10, alpha=0.9)     # trains (or loads cached) models, then ablates
+    analysis.table()                                              # mean ± SEM over seeds of every ablation subset
+    analysis.dfvu("CR"), analysis.sens("CC")                      # (n_seeds,) per-solution values
+    analysis.fraction(lambda p: p.dfvu["CR"] > p.dfvu["CC"])      # how often an ordering holds
+    scan = alpha_scan(analysis, np.round(np.arange(0.80, 0.951, 0.01), 2))
+
+Metrics follow :mod:`lib.metrics`: FVU on a held-out batch with ȳ the per-channel mean target over every held-out
+trial and time step; ΔFVU = FVU(W̃) − FVU(W); S_ΔT = ΔFVU / (‖ΔT‖_F / ‖T‖_F). Held-out trials come from the numpy
+stream ``default_rng([HELDOUT_SEED, HELDOUT_STREAM])``, which no training run draws from (training uses stream 0 of
+its own seed), and are the same for every solution of a task. Everything after training is float64.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from numbers import Integral
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from lib import ablation, metrics, params, rnn, schur
+from lib.paths import REPO_ROOT
+from lib.tasks import available_tasks, get_task
+from lib.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train, task_batch
+
+#: The held-out evaluation set: seed of the numpy stream (never a training seed's stream, see module docstring).
+HELDOUT_SEED = 20_260_000
+#: Held-out trials per task.
+N_HELDOUT = 1024
+#: Paper A §4: N_h = 64, dense orthogonal init, Adam 1e-3, batch 64, 30 epochs × 128 batches, α = 0.9.
+PAPER_TRAINING = {"n_hidden": 64, "construction": "dense_orthogonal", "lr": 1e-3, "batch_size": 64, "steps": 30 * 128}
+PAPER_ALPHA = 0.9
+#: The single-block ablations, in the paper's figure order.
+SINGLE_BLOCKS = ("RR", "CR", "CC")
+
+#: Paper A §4 numbers (quotations, mean ± SEM over 3 seeds; None where the paper gives no number).
+PAPER = {
+    "flipflop": {
+        "fvu_full": 0.0048,
+        "dfvu": {"CR": (9.45e-2, 9.35e-3), "CC": (4.96e-2, 5.39e-3), "RR": None},
+        "sens": {"CR": None, "CC": None, "RR": None},
+        "claim": "ΔFVU(−T_C→R) is the largest; ΔFVU(−T_RR) ≈ 0",
+    },
+    "sine": {
+        "fvu_full": 0.0036,
+        "dfvu": {"CC": (2.08, 0.23), "CR": (1.73, 0.34), "RR": None},
+        "sens": {"CR": (21.1, 5.1), "CC": (12.3, 1.5), "RR": None},
+        "claim": "ΔFVU(−T_CC) > ΔFVU(−T_C→R) (both large), but S_ΔT(−T_C→R) > S_ΔT(−T_CC)",
+    },
+    "context": {
+        "fvu_full": 0.0104,
+        "dfvu": {"CC": (0.94, 0.03), "CR": (0.37, 0.16), "RR": None},
+        "sens": {"CR": None, "CC": None, "RR": None},
+        "claim": "ΔFVU(−T_CC) > ΔFVU(−T_C→R)",
+    },
+}
+
+
+def paper_value(task: str, kind: str, block: str) -> tuple[float, float] | None:
+    """The paper's (mean, SEM) of ``kind`` ∈ {"dfvu", "sens"} for a block, or None if the paper gives none."""
+    return PAPER.get(task, {}).get(kind, {}).get(block)
+
+
+# ------------------------------------------------------------------------------------------------- configuration
+
+
+def task_params_for(task: str, task_params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Validated overrides of a task's defaults: unknown names raise ``ValueError`` listing the allowed ones."""
+    spec = get_task(task)
+    task_params = dict(task_params or {})
+    params.subset("task_params keys", sorted(task_params), spec.defaults)
+    return task_params
+
+
+def train_config(task: str, seed: int, task_params: dict[str, Any] | None = None, **overrides) -> TrainConfig:
+    """The paper's §4 training configuration for ``task`` and ``seed`` (``overrides`` change TrainConfig fields)."""
+    return TrainConfig(
+        task=task, task_params=task_params_for(task, task_params), seed=seed, **{**PAPER_TRAINING, **overrides}
+    )
+
+
+def train_solutions(
+    task: str,
+    seeds: int | Sequence[int],
+    task_params: dict[str, Any] | None = None,
+    *,
+    progress: bool = True,
+    **overrides,
+) -> list[TrainResult]:
+    """Train (or load from the cache) one solution per seed; ``seeds`` = a count (0..n−1) or explicit seeds."""
+    seed_list = _seed_list(seeds)
+    return [load_or_train(train_config(task, s, task_params, **overrides), progress=progress) for s in seed_list]
+
+
+def heldout_batch(task: str, task_params: dict[str, Any] | None = None, n_trials: int = N_HELDOUT):
+    """The task's held-out evaluation batch as float64 (inputs_btx, targets_bty, mask_bty or None)."""
+    batch = task_batch(task, n_trials, seed=HELDOUT_SEED, stream=HELDOUT_STREAM, **task_params_for(task, task_params))
+    mask = getattr(batch, "mask_bty", None)
+    to64 = lambda t: torch.as_tensor(t, dtype=torch.float64)  # noqa: E731
+    return to64(batch.inputs_btx), to64(batch.targets_bty), None if mask is None else to64(mask)
+
+
+# ------------------------------------------------------------------------------------------------- one solution
+
+
+def fvu_of(weights: dict[str, torch.Tensor], batch) -> float:
+    """Held-out FVU of the network on ``batch`` = (inputs_btx, targets_bty, mask_bty or None), float64 rollout."""
+    w = rnn.as_float64(weights)
+    with torch.no_grad():
+        out, _ = rnn.rollout_fast(w, batch[0])
+    return metrics.fvu(out, batch[1], batch[2])
+
+
+@dataclass(frozen=True)
+class SolutionProfile:
+    """Ablation profile of one trained solution at one α: FVU, ΔFVU, removed mass and S_ΔT per subset.
+
+    ``dfvu``/``sens``/``mass``/``fvu`` map a subset label key (``"RR"``, ``"CR+CC"``, ``""`` = full …) to a float;
+    ``gaps``: |λ|/ρ − α per diagonal block; ``min_gap``: the nearest block to the threshold, min |gaps|.
+    """
+
+    seed: int
+    alpha: float
+    n_R: int
+    fvu_full: float
+    fvu: dict[str, float]
+    dfvu: dict[str, float]
+    mass: dict[str, float]
+    sens: dict[str, float]
+    moduli_over_rho: np.ndarray = field(repr=False)
+    gaps: np.ndarray = field(repr=False)
+    min_gap: float = math.nan
+    coupling_mass: float = math.nan
+
+    @property
+    def signed_gap(self) -> float:
+        """|λ|/ρ − α of the block nearest the threshold (negative: it sits just below α·ρ, in C)."""
+        return float(self.gaps[np.argmin(np.abs(self.gaps))])
+
+
+def subset_key(subset: Iterable[str]) -> str:
+    """``("RR", "CC")`` → ``"RR+CC"``; ``()`` → ``""``."""
+    return "+".join(k for k in schur.ABLATION_BLOCKS if k in tuple(subset))
+
+
+def profile_solution(
+    weights: dict[str, torch.Tensor],
+    batch,
+    *,
+    alpha: float = PAPER_ALPHA,
+    seed: int = -1,
+    subsets: Sequence[tuple[str, ...]] | None = None,
+    form: schur.SchurForm | None = None,
+) -> SolutionProfile:
+    """Ablate each subset of {T_RR, T_C→R, T_CC} (default: all 8) of one solution and score its FVU on ``batch``.
+
+    Built on :func:`lib.ablation.ablation_profile` with the held-out FVU as score; the full model must be among
+    ``subsets`` (it is the reference of ΔFVU).
+    """
+    alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
+    subsets = schur.all_subsets() if subsets is None else [tuple(s) for s in subsets]
+    if () not in subsets:
+        raise ValueError(f"subsets={subsets!r} must include () (the full model, the reference of ΔFVU)")
+    form = form if form is not None else schur.ordered_real_schur(weights["W_hh"])
+    sp = schur.split(form, alpha)
+    result = ablation.ablation_profile(weights, lambda w: fvu_of(w, batch), alpha, subsets, form=form)
+    full = result.score(())
+    fvu, dfvu, mass, sens = {}, {}, {}, {}
+    for r in result.records:
+        key = subset_key(r["subset"])
+        # an empty block (e.g. T_RR when R is a single block) removes nothing: its FVU is the full model's exactly
+        fvu[key] = full if r["removed_mass"] == 0.0 else float(r["score"])
+        dfvu[key] = metrics.delta_fvu(fvu[key], full)
+        mass[key] = float(r["removed_mass"])
+        sens[key] = metrics.sensitivity(dfvu[key], mass[key])  # NaN for an empty block (nothing removed)
+    return SolutionProfile(
+        seed=int(seed),
+        alpha=alpha,
+        n_R=int(sp.n_R),
+        fvu_full=float(full),
+        fvu=fvu,
+        dfvu=dfvu,
+        mass=mass,
+        sens=sens,
+        moduli_over_rho=np.asarray(form.moduli) / form.rho,
+        gaps=np.asarray(sp.block_gaps),
+        min_gap=float(sp.min_gap),
+        coupling_mass=float(result.coupling_mass),
+    )
+
+
+# ------------------------------------------------------------------------------------------------- one task
+
+
+@dataclass
+class TaskAnalysis:
+    """Every solution of one task (one configuration of its parameters) profiled at one α."""
+
+    task: str
+    task_params: dict[str, Any]
+    alpha: float
+    profiles: list[SolutionProfile]
+    solutions: list[TrainResult] = field(repr=False, default_factory=list)
+    batch: Any = field(repr=False, default=None)
+
+    @property
+    def seeds(self) -> list[int]:
+        return [p.seed for p in self.profiles]
+
+    def values(self, kind: str, key: str) -> np.ndarray:
+        """(n_seeds,) of ``kind`` ∈ {"fvu", "dfvu", "mass", "sens"} for a subset key (e.g. "CR", "RR+CC")."""
+        params.choice("kind", kind, ("fvu", "dfvu", "mass", "sens"))
+        return np.array([getattr(p, kind)[key] for p in self.profiles], dtype=np.float64)
+
+    def dfvu(self, key: str) -> np.ndarray:
+        return self.values("dfvu", key)
+
+    def sens(self, key: str) -> np.ndarray:
+        return self.values("sens", key)
+
+    def fvu_full(self) -> np.ndarray:
+        return np.array([p.fvu_full for p in self.profiles])
+
+    def n_R(self) -> np.ndarray:
+        return np.array([p.n_R for p in self.profiles])
+
+    def mean_sem(self, kind: str, key: str) -> tuple[float, float, int]:
+        """(mean, SEM, count) over the seeds where the value is defined (S_ΔT is NaN for an empty block)."""
+        v = self.values(kind, key)
+        v = v[np.isfinite(v)]
+        if v.size == 0:
+            return math.nan, math.nan, 0
+        m, s = metrics.mean_sem(v)
+        return m, s, int(v.size)
+
+    def fraction(self, holds: Callable[[SolutionProfile], bool]) -> float:
+        """Fraction of solutions for which ``holds(profile)`` is true (a plain float)."""
+        return float(np.mean([bool(holds(p)) for p in self.profiles]))
+
+    def min_threshold_gap(self) -> float:
+        """Smallest | |λ|/ρ − α | over every block of every solution."""
+        return float(min(p.min_gap for p in self.profiles))
+
+    def table(self, digits: int = 3) -> str:
+        """Plain-text table: one row per subset, mean ± SEM of FVU, ΔFVU, removed mass and S_ΔT over the seeds."""
+        rows = [("ablation", "FVU", "ΔFVU", "removed mass", "S_ΔT", "n")]
+        for subset in schur.all_subsets():
+            key = subset_key(subset)
+            cells = [schur.label(subset)]
+            for kind in ("fvu", "dfvu", "mass", "sens"):
+                m, s, n = self.mean_sem(kind, key)
+                cells.append("—" if n == 0 else f"{m:.{digits}g} ± {s:.{digits - 1}g}" if n > 1 else f"{m:.{digits}g}")
+            cells.append(str(len(self.profiles)))
+            rows.append(tuple(cells))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def per_seed_table(self, blocks: Sequence[str] = SINGLE_BLOCKS) -> str:
+        """Plain-text table: one row per solution, n_R, nearest gap, full FVU, ΔFVU and S_ΔT of each block."""
+        head = ["seed", "n_R", "gap", "FVU"] + [f"ΔFVU −{b}" for b in blocks] + [f"S_ΔT −{b}" for b in blocks]
+        rows = [head]
+        for p in self.profiles:
+            rows.append(
+                [str(p.seed), str(p.n_R), f"{p.signed_gap:+.4f}", f"{p.fvu_full:.4f}"]
+                + [f"{p.dfvu[b]:.3g}" for b in blocks]
+                + ["—" if not math.isfinite(p.sens[b]) else f"{p.sens[b]:.3g}" for b in blocks]
+            )
+        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+
+def analyse_task(
+    task: str,
+    seeds: int | Sequence[int] = 10,
+    *,
+    alpha: float = PAPER_ALPHA,
+    task_params: dict[str, Any] | None = None,
+    n_heldout: int = N_HELDOUT,
+    progress: bool = True,
+    **overrides,
+) -> TaskAnalysis:
+    """Train/load one solution per seed with the paper's §4 settings and profile every ablation subset at ``alpha``."""
+    get_task(task)
+    task_params = task_params_for(task, task_params)
+    alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
+    n_heldout = params.integer("n_heldout", n_heldout, min=1)
+    solutions = train_solutions(task, seeds, task_params, progress=progress, **overrides)
+    batch = heldout_batch(task, task_params, n_heldout)
+    profiles = [profile_solution(s.weights, batch, alpha=alpha, seed=s.config.seed) for s in solutions]
+    return TaskAnalysis(task, task_params, alpha, profiles, solutions, batch)
+
+
+# ------------------------------------------------------------------------------------------------- α-scan
+
+
+@dataclass(frozen=True)
+class AlphaScan:
+    """n_R and single-block ΔFVU of every solution over a grid of α.
+
+    ``n_R``: (n_seeds, n_alpha) int; ``dfvu``: block → (n_seeds, n_alpha); ``seeds``, ``alphas`` label the axes.
+    """
+
+    task: str
+    alphas: np.ndarray
+    seeds: list[int]
+    n_R: np.ndarray
+    dfvu: dict[str, np.ndarray]
+
+    def n_R_changes(self) -> np.ndarray:
+        """(n_seeds,) bool: whether n_R takes more than one value over the scanned α."""
+        return np.array([len(np.unique(row)) > 1 for row in self.n_R])
+
+    def ordering_flips(self, a: str, b: str) -> np.ndarray:
+        """(n_seeds,) bool: whether the sign of ΔFVU(−a) − ΔFVU(−b) changes over the scanned α."""
+        s = np.sign(self.dfvu[a] - self.dfvu[b])
+        return np.array([len(np.unique(row[row != 0])) > 1 for row in s])
+
+
+def alpha_scan(analysis: TaskAnalysis, alphas: Sequence[float], blocks: Sequence[str] = SINGLE_BLOCKS) -> AlphaScan:
+    """Re-split and re-ablate every solution of ``analysis`` at each α (the Schur form is computed once)."""
+    alphas = np.asarray([params.real("alpha", float(a), min=0.0, max=1.0, min_open=True) for a in alphas])
+    params.subset("blocks", blocks, schur.ABLATION_BLOCKS)
+    n_R = np.zeros((len(analysis.solutions), len(alphas)), dtype=int)
+    dfvu = {b: np.zeros((len(analysis.solutions), len(alphas))) for b in blocks}
+    for i, sol in enumerate(analysis.solutions):
+        form = schur.ordered_real_schur(sol.weights["W_hh"])
+        for j, a in enumerate(alphas):
+            prof = profile_solution(
+                sol.weights, analysis.batch, alpha=float(a), subsets=[(), *[(b,) for b in blocks]], form=form
+            )
+            n_R[i, j] = prof.n_R
+            for b in blocks:
+                dfvu[b][i, j] = prof.dfvu[b]
+    return AlphaScan(analysis.task, alphas, [s.config.seed for s in analysis.solutions], n_R, dfvu)
+
+
+# ------------------------------------------------------------------------------------------------- the paper's claims
+
+#: An ordering is a list of comparisons (kind, a, b) that must all hold: value(kind, a) > value(kind, b), where kind is
+#: "dfvu" or "sens" and a, b are single blocks. An undefined value (S_ΔT of an empty block) makes it fail.
+Ordering = tuple[tuple[str, str, str], ...]
+
+#: The orderings behind the paper's §4 claims, as generic names evaluated for every task.
+ORDERINGS: dict[str, Ordering] = {
+    "CR_largest": (("dfvu", "CR", "CC"), ("dfvu", "CR", "RR")),
+    "CC_largest": (("dfvu", "CC", "CR"), ("dfvu", "CC", "RR")),
+    "CC_gt_CR": (("dfvu", "CC", "CR"),),
+    "sens_CR_gt_CC": (("sens", "CR", "CC"),),
+}
+
+#: The orderings the paper reports for each of its tasks (keys of ORDERINGS).
+PAPER_CLAIMS: dict[str, tuple[str, ...]] = {
+    "flipflop": ("CR_largest",),
+    "sine": ("sens_CR_gt_CC", "CC_gt_CR"),
+    "context": ("CC_gt_CR",),
+}
+
+
+def holds(ordering: Ordering | str, profile: SolutionProfile) -> bool:
+    """Whether one solution satisfies an ordering (a name in ORDERINGS or the comparisons themselves)."""
+    ordering = ORDERINGS[ordering] if isinstance(ordering, str) else ordering
+    return all(_gt(getattr(profile, k)[a], getattr(profile, k)[b]) for k, a, b in ordering)
+
+
+def holds_in_means(ordering: Ordering | str, analysis: TaskAnalysis) -> bool:
+    """Whether the seed means of ``analysis`` satisfy an ordering (how the paper reports its claims)."""
+    ordering = ORDERINGS[ordering] if isinstance(ordering, str) else ordering
+    return all(_gt(analysis.mean_sem(k, a)[0], analysis.mean_sem(k, b)[0]) for k, a, b in ordering)
+
+
+def paper_orderings(task: str) -> dict[str, Callable[[SolutionProfile], bool]]:
+    """Per-solution tests of the orderings the paper reports for ``task`` (empty for a task not in the paper)."""
+    return {name: (lambda p, name=name: holds(name, p)) for name in PAPER_CLAIMS.get(task, ())}
+
+
+#: Per-solution tests of every ordering in ORDERINGS (for comparing tasks).
+GENERIC_ORDERINGS: dict[str, Callable[[SolutionProfile], bool]] = {
+    name: (lambda p, name=name: holds(name, p)) for name in ORDERINGS
+}
+
+
+def subset_fraction(analysis: TaskAnalysis, ordering: Ordering | str, k: int = 3) -> float:
+    """Over every choice of ``k`` of the solutions, the fraction whose seed means satisfy ``ordering``.
+
+    This is how often a paper-sized study (three seeds) drawn from our solutions would report the ordering.
+    """
+    k = params.integer("k", k, min=1, max=len(analysis.profiles))
+    picks = list(itertools.combinations(analysis.profiles, k))
+    sub = lambda ps: TaskAnalysis(analysis.task, analysis.task_params, analysis.alpha, list(ps))  # noqa: E731
+    return float(np.mean([holds_in_means(ordering, sub(ps)) for ps in picks]))
+
+
+def safe_fraction(analyses: Sequence[TaskAnalysis], key: str, tolerance: float) -> float:
+    """Fraction of all solutions (over every analysis) whose ΔFVU for subset ``key`` is at most ``tolerance``."""
+    v = np.concatenate([a.dfvu(key) for a in analyses])
+    return float(np.mean(v <= tolerance))
+
+
+def _gt(a: float, b: float) -> bool:
+    """a > b, false when either is undefined (NaN)."""
+    return bool(math.isfinite(a) and math.isfinite(b) and a > b)
+
+
+def _seed_list(seeds: int | Sequence[int]) -> list[int]:
+    if isinstance(seeds, Integral) and not isinstance(seeds, bool):
+        return list(range(params.integer("seeds", seeds, min=1)))
+    seed_list = [params.integer("seed", s, min=0) for s in seeds]
+    if not seed_list:
+        raise ValueError("seeds=[] must name at least one seed")
+    return seed_list
+
+
+# ------------------------------------------------------------------------------------------------- tables for the book
+
+
+def spec_table(task: str, task_params: dict[str, Any] | None = None) -> ablation.Table:
+    """The task's specification (sizes, parameters, epochs, noise, target, source, choices) as a two-column table."""
+    spec = get_task(task)
+    values = {**spec.defaults, **task_params_for(task, task_params)}
+    meta = spec.metadata
+    rows = [
+        ("inputs / outputs", f"{spec.n_inputs} / {spec.n_outputs}"),
+        ("parameters", ", ".join(f"{k} = {v}" for k, v in values.items())),
+        *[(label, str(meta[k])) for k, label in _META_ROWS if k in meta],
+    ]
+    return ablation.Table(("", task), tuple(rows))
+
+
+_META_ROWS = (
+    ("epochs", "epochs"),
+    ("noise", "noise"),
+    ("target", "target"),
+    ("source", "source"),
+    ("anchor", "anchor code"),
+    ("paper_states", "the paper states"),
+    ("we_choose", "we choose"),
+)
+
+
+def _fmt(mean: float, sem: float, n: int) -> str:
+    if n == 0 or not math.isfinite(mean):
+        return "—"
+    return f"{mean:.3g} ± {sem:.2g}" if n > 1 else f"{mean:.3g}"
+
+
+def comparison_table(analysis: TaskAnalysis, first: int = 3) -> ablation.Table:
+    """Single-block ΔFVU and S_ΔT: ours over all solutions, ours over the first ``first`` seeds, the paper's."""
+    head = analysis.profiles[:first]
+    sub = TaskAnalysis(analysis.task, analysis.task_params, analysis.alpha, head)
+    rows = []
+    for kind, name in (("dfvu", "ΔFVU"), ("sens", "S_ΔT")):
+        for b in SINGLE_BLOCKS:
+            ref = paper_value(analysis.task, kind, b)
+            rows.append(
+                (
+                    f"{name}(−{schur.BLOCK_NAMES[b]})",
+                    _fmt(*analysis.mean_sem(kind, b)),
+                    _fmt(*sub.mean_sem(kind, b)),
+                    "—" if ref is None else f"{ref[0]:.3g} ± {ref[1]:.2g}",
+                )
+            )
+    n = len(analysis.profiles)
+    return ablation.Table(("", f"ours ({n} seeds)", f"ours (seeds 0–{len(head) - 1})", "paper (3 seeds)"), tuple(rows))
+
+
+#: Robustness variants of the choices the paper leaves open (label → task_params), a few seeds each.
+TASK_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
+    "flipflop": {
+        "pulse rate 0.5 (Golub)": {"pulse_prob": 0.5},
+        "input noise σ = 0.1": {"input_noise": 0.1},
+    },
+    "sine": {"continuous ω ~ U(0.1, 0.6)": {"frequencies": "continuous"}},
+    "context": {"dt = 1/48 (T = 1, noise ×1.39 per step)": {"dt": 1 / 48}},
+}
+
+
+# ------------------------------------------------------------------------------------------------- the copy task
+
+#: Replay lags scored in the copy task (paper A §3.2: the first 128 generated steps).
+COPY_LAGS = 128
+
+
+def analyse_copy(
+    configs: Sequence[TrainConfig], *, alpha: float = PAPER_ALPHA, n_heldout: int = 512, progress: bool = False
+) -> TaskAnalysis:
+    """Profile cached copy-task solutions like the §4 tasks: the score is the FVU of the autonomous replay.
+
+    ``configs`` are the copy-task chapter's training configurations (loaded from the cache, trained if missing). The
+    held-out batch replays ``COPY_LAGS`` steps with zero input; its mask selects exactly those lags, so the FVU is
+    E‖ŷ − y‖² / E‖y − ȳ‖² over the 128 lags × 8 channels (ȳ ≈ 0 for ±1 symbols).
+    """
+    configs = list(configs)
+    if not configs or any(c.task != "copy" for c in configs):
+        raise ValueError(f"configs must be copy-task TrainConfigs; got tasks {[c.task for c in configs]}")
+    solutions = [load_or_train(c, progress=progress) for c in configs]
+    base = {k: v for k, v in configs[0].task_params.items() if k != "replay_steps"}
+    batch = heldout_batch("copy", {**base, "replay_steps": COPY_LAGS}, n_heldout)
+    profiles = [profile_solution(s.weights, batch, alpha=alpha, seed=s.config.seed) for s in solutions]
+    return TaskAnalysis("copy", {**base, "replay_steps": COPY_LAGS}, alpha, profiles, solutions, batch)
+
+
+# ------------------------------------------------------------------------------------------------- running the chapter
+
+#: The chapter template that analyses one task (executed by papermill with parameter ``task``).
+TASK_CHAPTER = "neuro_task.md"
+
+
+def chapter_parameters(source: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The parameters declared by the task chapter's ``parameters`` cell (name → papermill's description)."""
+    import jupytext
+    import nbformat
+    import papermill
+
+    source = Path(source) if source is not None else REPO_ROOT / "book" / TASK_CHAPTER
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "chapter.ipynb"
+        nbformat.write(jupytext.read(source), path)
+        return papermill.inspect_notebook(str(path))
+
+
+def execute_task_chapter(output: Path, *, source: Path | None = None, **parameters) -> dict[str, Any]:
+    """Execute the task chapter with papermill ``parameters`` into ``output`` (.ipynb); return its glued values.
+
+    Unknown parameter names, an unregistered ``task`` and unknown ``task_params`` raise ``ValueError`` listing what is
+    allowed before any kernel starts (papermill itself only warns about unknown names).
+    """
+    import jupytext
+    import nbformat
+    import papermill
+
+    source = Path(source) if source is not None else REPO_ROOT / "book" / TASK_CHAPTER
+    declared = chapter_parameters(source)
+    params.subset("parameters", sorted(parameters), declared)
+    task = parameters.get("task", declared["task"]["default"].strip("\"'"))
+    params.choice("task", task, available_tasks())
+    task_params_for(task, parameters.get("task_params"))
+    output = Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "chapter.ipynb"
+        nb = jupytext.read(source)
+        nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+        nbformat.write(nb, path)
+        papermill.execute_notebook(
+            str(path), str(output), parameters=parameters, kernel_name="python3", cwd=str(source.parent),
+            progress_bar=False,
+        )  # fmt: skip
+    return glued_values(output)
+
+
+def glued_values(path: Path) -> dict[str, Any]:
+    """``{name: value}`` of every glued plain value (number, bool, str) of an executed notebook; figures skipped."""
+    import ast
+
+    import nbformat
+
+    values = {}
+    for cell in nbformat.read(Path(path), as_version=4).cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            text = output.get("data", {}).get("application/papermill.record/text/plain")
+            if not name or text is None:
+                continue
+            try:
+                value = ast.literal_eval(text.strip())
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(value, bool | int | float | str):
+                values[name] = value
+    return values

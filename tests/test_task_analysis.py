@@ -1,0 +1,151 @@
+"""The per-task analysis pipeline: configuration, profiles of every ablation subset, orderings, α-scan, tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lib import rnn, schur
+from lib import task_analysis as ta
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Two flip-flop solutions trained for a few steps into a private cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("BOOK_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    analysis = ta.analyse_task("flipflop", 2, steps=40, n_heldout=64, progress=False)
+    yield analysis
+    mp.undo()
+
+
+def test_train_config_is_the_papers():
+    c = ta.train_config("sine", 4)
+    assert (c.n_hidden, c.construction, c.lr, c.batch_size, c.steps, c.seed) == (
+        64,
+        "dense_orthogonal",
+        1e-3,
+        64,
+        3840,
+        4,
+    )
+    assert ta.train_config("sine", 4, {"frequencies": "continuous"}).key() != c.key()
+
+
+def test_unknown_task_and_task_params_list_allowed():
+    with pytest.raises(ValueError, match="available tasks"):
+        ta.train_config("flip_flop", 0)
+    with pytest.raises(ValueError, match=r"allowed elements are \[.*'pulse_prob'"):
+        ta.task_params_for("flipflop", {"pulse_rate": 0.5})
+
+
+def test_heldout_batch_is_fixed_and_not_a_training_stream():
+    a, b = ta.heldout_batch("context", n_trials=8), ta.heldout_batch("context", n_trials=8)
+    assert torch.equal(a[0], b[0]) and a[0].dtype == torch.float64
+    train_first = ta.get_task("context").generate(8, seed=np.random.default_rng([0, 0]))
+    assert not torch.equal(a[0].float(), train_first.inputs_btx)
+
+
+def test_profile_matches_direct_ablation():
+    """ΔFVU and removed mass of one subset agree with ablating W_hh by hand."""
+    w = {k: v.to(torch.float64) for k, v in rnn.init_params("dense_orthogonal", 16, 3, 3, seed=1).items()}
+    batch = ta.heldout_batch("flipflop", n_trials=32)
+    prof = ta.profile_solution(w, batch, alpha=0.9)
+    assert set(prof.dfvu) == {ta.subset_key(s) for s in schur.all_subsets()}
+    ab = schur.ablate(w["W_hh"].numpy(), ("CR",), 0.9)
+    w2 = {**w, "W_hh": torch.as_tensor(ab.W)}
+    with torch.no_grad():
+        out, _ = rnn.rollout(w2, batch[0])
+    direct = float(((out - batch[1]) ** 2).sum() / ((batch[1] - batch[1].mean(dim=(0, 1))) ** 2).sum())
+    assert prof.fvu["CR"] == pytest.approx(direct, rel=1e-10)
+    assert prof.mass["CR"] == pytest.approx(ab.removed_mass, rel=1e-12)
+    assert prof.dfvu[""] == 0.0
+    assert prof.min_gap == pytest.approx(np.min(np.abs(prof.moduli_over_rho - 0.9)))
+
+
+def test_empty_block_removes_nothing():
+    """An orthogonal W_hh has every block in R at any α: T_CR and T_CC are empty, ΔFVU exactly 0, S_ΔT undefined."""
+    w = {k: v.to(torch.float64) for k, v in rnn.init_params("dense_orthogonal", 8, 1, 1, seed=0).items()}
+    prof = ta.profile_solution(w, ta.heldout_batch("sine", n_trials=8), alpha=0.9)
+    assert prof.n_R == 8
+    assert prof.dfvu["CC"] == 0.0 and prof.mass["CC"] == 0.0 and math.isnan(prof.sens["CC"])
+    assert not ta.holds("sens_CR_gt_CC", prof)
+
+
+def test_analysis_shapes_and_tables(tiny):
+    assert tiny.seeds == [0, 1]
+    assert tiny.dfvu("CR").shape == (2,)
+    assert all(isinstance(p.fvu_full, float) for p in tiny.profiles)
+    table = tiny.table()
+    assert "−T_C→R" in table and table.count("\n") == 9
+    assert "seed" in tiny.per_seed_table()
+    md = ta.comparison_table(tiny).to_markdown()
+    assert "9.45e-02 ± 0.0094" in md or "0.0945 ± 0.0094" in md
+    assert 0.0 <= tiny.fraction(ta.paper_orderings("flipflop")["CR_largest"]) <= 1.0
+    assert tiny.min_threshold_gap() >= 0.0
+
+
+def test_cache_is_reused(tiny):
+    again = ta.train_solutions("flipflop", [0], steps=40, progress=False)[0]
+    assert again.from_cache
+    assert torch.equal(again.weights["W_hh"], tiny.solutions[0].weights["W_hh"])
+
+
+def test_orderings_on_means_and_subsets(tiny):
+    means = {b: tiny.mean_sem("dfvu", b)[0] for b in ta.SINGLE_BLOCKS}
+    assert ta.holds_in_means("CC_gt_CR", tiny) == (means["CC"] > means["CR"])
+    frac = ta.subset_fraction(tiny, "CC_gt_CR", k=1)
+    assert frac == tiny.fraction(ta.GENERIC_ORDERINGS["CC_gt_CR"])
+    with pytest.raises(ValueError, match="k=3"):
+        ta.subset_fraction(tiny, "CC_gt_CR", k=3)
+
+
+def test_alpha_scan(tiny):
+    scan = ta.alpha_scan(tiny, [0.8, 0.9, 0.95])
+    assert scan.n_R.shape == (2, 3) and scan.dfvu["CR"].shape == (2, 3)
+    assert np.all(np.diff(scan.n_R, axis=1) <= 0)  # a higher threshold never adds blocks to R
+    at_09 = scan.dfvu["CR"][:, 1]
+    assert np.allclose(at_09, tiny.dfvu("CR"))
+    with pytest.raises(ValueError, match="alpha"):
+        ta.alpha_scan(tiny, [1.2])
+
+
+def test_safe_fraction(tiny):
+    assert ta.safe_fraction([tiny], "", 0.0) == 1.0
+    assert ta.safe_fraction([tiny], "CR", -1.0) == 0.0
+
+
+def test_spec_table_names_choices():
+    md = ta.spec_table("sine").to_markdown()
+    assert "we choose" in md and "Sussillo" in md and "n_grid = 51" in md
+
+
+def test_execute_task_chapter_rejects_bad_names_before_running(tmp_path):
+    out = tmp_path / "x.ipynb"
+    with pytest.raises(ValueError, match=r"task='integrater' is not allowed; choose one of \[.*'integrator'"):
+        ta.execute_task_chapter(out, task="integrater")
+    with pytest.raises(ValueError, match=r"parameters contains \['seed'\]; allowed elements are"):
+        ta.execute_task_chapter(out, task="sine", seed=3)
+    with pytest.raises(ValueError, match="noise_level"):
+        ta.execute_task_chapter(out, task="integrator", task_params={"noise_level": 0.1})
+    assert not out.exists()
+
+
+def test_glued_values_reads_plain_values(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("")
+    record = lambda name, text: nbformat.v4.new_output(  # noqa: E731
+        "display_data",
+        data={"application/papermill.record/text/plain": text},
+        metadata={"scrapbook": {"name": name}},
+    )
+    cell.outputs = [record("a", "0.5"), record("b", "'sine'"), record("fig", "<Figure size 1x1>")]
+    nb.cells.append(cell)
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, path)
+    assert ta.glued_values(path) == {"a": 0.5, "b": "sine"}
