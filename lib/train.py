@@ -10,6 +10,7 @@ Same configuration ⇒ bit-identical weights: every draw comes from ``config.see
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import sys
 import time
 import warnings
@@ -78,12 +79,27 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     def key(self) -> str:
-        """Cache key: ``config_hash`` of the full configuration and :data:`CODE_VERSION`."""
-        return config_hash({"code_version": CODE_VERSION, "config": self.to_dict()})
+        """Cache key: ``config_hash`` of the full configuration, :data:`CODE_VERSION` and the training code's source.
+
+        The source of ``lib/rnn.py``, ``lib/train.py`` and the task's module enter the key, so an edit to any of them
+        retrains instead of silently reusing a model trained by older code.
+        """
+        return config_hash(
+            {"code_version": CODE_VERSION, "code": code_fingerprint(self.task), "config": self.to_dict()}
+        )
 
     def replace(self, **changes) -> TrainConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+def code_fingerprint(task: str) -> str:
+    """Hash of the source files that decide what a configuration of ``task`` trains to."""
+    module = sys.modules[get_task(task).generate.__module__]
+    files = sorted(
+        {Path(rnn.__file__), Path(__file__), Path(module.__file__), Path(module.__file__).with_name("_common.py")}
+    )
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files if f.is_file())).hexdigest()[:16]
 
 
 @dataclass

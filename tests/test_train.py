@@ -135,3 +135,12 @@ def test_progress_bar_goes_to_stderr(capsys):
     train.train(_tiny(steps=3), progress=True)
     captured = capsys.readouterr()
     assert captured.out == "" and "N_h=6" in captured.err
+
+
+def test_cache_key_follows_the_training_code(monkeypatch):
+    """An edit to the task's generator (or to rnn/train) must change the key, so stale models are never reused."""
+    config = train.TrainConfig(task="flipflop", steps=5)
+    assert train.code_fingerprint("flipflop") != train.code_fingerprint("sine")
+    before = config.key()
+    monkeypatch.setattr(train, "code_fingerprint", lambda task: "edited")
+    assert config.key() != before
