@@ -44,7 +44,7 @@ results: execute
 
 nbval: execute
 	$(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-p no:cacheprovider _build/executed/book
+		-n $(JOBS) --dist loadfile -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -52,7 +52,7 @@ lint: $(STAMP)
 
 test: execute
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest -m "" tests
+	$(VENV)/bin/pytest -m "" -n $(JOBS) tests
 	$(MAKE) --no-print-directory nbval
 
 bench: $(STAMP)
