@@ -352,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
 
     for stem in selected:
+        if overrides:  # the manifest's title describes the book's parameters, not the reader's
+            manifest[stem]["title"] = None
         if not manifest[stem]["source"].is_file():
             raise ManifestError(f"chapter {stem!r} needs {manifest[stem]['source']}, which does not exist")
         manifest[stem]["parameters"].update(overrides)
