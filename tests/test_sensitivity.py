@@ -7,7 +7,14 @@ import torch
 
 from lib import sensitivity as sens
 
-torch.set_default_dtype(torch.float64)
+
+@pytest.fixture(autouse=True)
+def _float64_default():
+    """Float64 by default inside this module's tests only (a module-level switch would leak into other tests)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
 
 
 def _mlp_params(seed=0, d_in=2, width=7, d_out=1):
