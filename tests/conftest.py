@@ -24,3 +24,14 @@ def results() -> Results:
     if not path.is_file():
         pytest.fail(f"{path} is missing: execute the book first (`make execute`, or `make test` which does it)")
     return Results(json.loads(path.read_text()))
+
+
+@pytest.fixture
+def float64_default():
+    """Float64 as torch's default dtype for one test only (a module-level switch would leak into other tests)."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)

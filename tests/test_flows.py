@@ -9,14 +9,7 @@ import torch
 from lib.flows import euler_flow
 from lib.sensitivity import lift
 
-
-@pytest.fixture(autouse=True)
-def _float64_default():
-    """Float64 by default inside this module's tests only (a module-level switch would leak into other tests)."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(previous)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def test_resolved_flow_is_forward_euler():

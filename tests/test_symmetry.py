@@ -9,14 +9,7 @@ import torch
 
 from lib import symmetry as sym
 
-
-@pytest.fixture(autouse=True)
-def _float64_default():
-    """Float64 by default inside this module's tests only (a module-level switch would leak into other tests)."""
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(previous)
+pytestmark = pytest.mark.usefixtures("float64_default")
 
 
 def _net(seed=0, d_out=1):
