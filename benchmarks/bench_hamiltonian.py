@@ -95,7 +95,7 @@ def run(theta: torch.Tensor, repeats: int, sketch_rank: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--sketch-rank", type=int, default=128)
+    ap.add_argument("--sketch-rank", type=int, default=96)
     ap.add_argument("--model", default=None, help="an asrnn-<hash>.pt checkpoint (default: a seeded initialisation)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--max-seconds", type=float, default=2.5)

@@ -1,6 +1,6 @@
 """Cost of training the task models of paper A §4 (issue 4), against a plain ``nn.RNN`` loop in the same process.
 
-For each task one model is trained with ``lib.train.train`` (the book's path: fused ``rnn_tanh``, the task generator,
+For each task one model is trained with ``lib.train.train`` (the book's path: hand-written BPTT, the task generator,
 Adam) and one with the trial's baseline (``torch.nn.RNN(bias=False)`` + ``nn.Linear``, same data, steps and batch),
 alternately, single-threaded, without the cache. Reported: seconds per model and the ratio book / baseline per task,
 and the projected time to train every model the book trains for issue 4 (the main solutions, the robustness variants

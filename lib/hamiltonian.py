@@ -29,7 +29,7 @@ from tqdm.auto import tqdm
 
 from lib import store
 from lib.paths import cache_dir
-from lib.sensitivity import TruncatedSVD
+from lib.sensitivity import TruncatedSVD, column_norms
 
 TRAIN_ALPHAS: tuple[float, ...] = (-1.1, -0.8, -0.6, -0.2, 0.2, 0.6, 0.8, 1.1)
 ANALYSIS_ALPHAS: tuple[float, ...] = (-1.0, -0.8, -0.7, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4,
@@ -203,14 +203,15 @@ def make_windows(cfg: DataConfig = DataConfig()) -> tuple[Windows, Windows]:
 
 
 def _silu_parts(z: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-    """SiLU σ(z) = z·s(z), its derivative σ' = s(1 + z(1 − s)) and the sigmoid s."""
+    """SiLU h = z·s(z) with s the sigmoid, its derivative σ' = s + z·s(1 − s), and s' = s(1 − s) (four tensor ops)."""
     s = torch.sigmoid(z)
-    return z * s, s * (1 + z * (1 - s)), s
+    sp = torch.addcmul(s, s, s, value=-1.0)
+    return z * s, torch.addcmul(s, z, sp), sp
 
 
-def _silu_second(z: Tensor, s: Tensor) -> Tensor:
-    """σ''(z) = s(1 − s)(2 + z(1 − 2s))."""
-    return s * (1 - s) * (2 + z * (1 - 2 * s))
+def _silu_second(z: Tensor, h: Tensor, sp: Tensor) -> Tensor:
+    """σ''(z) = s(1 − s)(2 + z(1 − 2s)) = s'·(2 + z − 2h), from z, h = σ(z) and s' = s(1 − s)."""
+    return torch.add(z, h, alpha=-2.0).add_(2.0).mul_(sp)
 
 
 def init_mlp(d_in: int, *, seed: int, hidden: Sequence[int] = HIDDEN, dtype=torch.float32) -> list[Tensor]:
@@ -241,11 +242,11 @@ def _grad_forward(params: Sequence[Tensor], x: Tensor):
     h = x
     for i in range(n - 1):
         z = torch.addmm(params[2 * i + 1], h, params[2 * i].T)
-        h, d, s = _silu_parts(z)
+        h, d, sp = _silu_parts(z)
         hs.append(h)
         zs.append(z)
         ds.append(d)
-        ss.append(s)
+        ss.append(sp)
     a = params[-2].expand(x.shape[0], -1)  # dV/dh_{L-1}, (B, width)
     As = [None] * (n - 1)  # a_l = dV/dh_l
     gs = [None] * (n - 1)  # g_l = a_l ⊙ σ'(z_l) = dV/dz_l
@@ -272,14 +273,17 @@ def _grad_vjp(params: Sequence[Tensor], cache, ubar: Tensor, *, per_sample: bool
     for i in range(n - 1):  # a_{i} = g_{i+1} W_{i+1}: layer i+1 in 1-based notation
         grads[2 * i] = outer(gs[i], abar)  # W̄ from the backward sweep
         gbar = abar @ params[2 * i].T
-        zbar_b[i] = gbar * As[i] * _silu_second(zs[i], ss[i])
+        zbar_b[i] = _silu_second(zs[i], hs[i + 1], ss[i]).mul_(As[i]).mul_(gbar)
         abar = gbar * ds[i]
     grads[-2] = abar[:, None, :] if per_sample else abar.sum(0, keepdim=True)  # w̄_L
     grads[-1] = torch.zeros((ubar.shape[0], 1) if per_sample else (1,), dtype=ubar.dtype)
     hbar = None
     for i in range(n - 2, -1, -1):  # forward sweep reversed
-        zbar = zbar_b[i] if hbar is None else zbar_b[i] + hbar * ds[i]
-        grads[2 * i] = grads[2 * i] + outer(zbar, hs[i])
+        zbar = zbar_b[i] if hbar is None else torch.addcmul(zbar_b[i], hbar, ds[i])
+        if per_sample:
+            grads[2 * i] = grads[2 * i] + outer(zbar, hs[i])
+        else:
+            grads[2 * i] = torch.addmm(grads[2 * i], zbar.T, hs[i])
         grads[2 * i + 1] = total(zbar)
         hbar = zbar @ params[2 * i]
     return hbar, grads
@@ -311,16 +315,20 @@ def mlp_input_grad(params: Sequence[Tensor], x: Tensor) -> Tensor:
     return _grad_forward(params, x)[0]
 
 
-def mlp_grad_param_jacobian(params: Sequence[Tensor], x: Tensor, ubar: Tensor) -> Tensor:
+def mlp_grad_param_jacobian(params: Sequence[Tensor], x: Tensor, ubar: Tensor, *, out: Tensor | None = None) -> Tensor:
     """Per-sample parameter Jacobian of ū_b·∇_x MLP(x_b): rows b, columns = flattened params; shape (B, p).
 
-    The same reverse sweep as ``_grad_vjp(per_sample=True)``, written straight into one preallocated matrix.
+    The same reverse sweep as ``_grad_vjp(per_sample=True)``, written straight into one preallocated matrix
+    (``out``, if given: every entry is overwritten).
     """
     _, (hs, zs, ds, ss, As, gs) = _grad_forward(params, x)
     n = len(params) // 2
     B = x.shape[0]
     sizes = [t.numel() for t in params]
-    J = torch.empty(B, sum(sizes), dtype=x.dtype)
+    shape = (B, sum(sizes))
+    if out is not None and (tuple(out.shape) != shape or out.dtype != x.dtype or not out.is_contiguous()):
+        raise ValueError(f"out must be a contiguous {x.dtype} tensor of shape {shape}; got {tuple(out.shape)}")
+    J = torch.empty(shape, dtype=x.dtype) if out is None else out
     views, start = [], 0
     for t, size in zip(params, sizes, strict=True):
         views.append(J[:, start : start + size].view(B, *t.shape))
@@ -330,7 +338,7 @@ def mlp_grad_param_jacobian(params: Sequence[Tensor], x: Tensor, ubar: Tensor) -
     for i in range(n - 1):
         torch.mul(gs[i][:, :, None], abar[:, None, :], out=views[2 * i])
         gbar = abar @ params[2 * i].T
-        zbar_b.append(gbar * As[i] * _silu_second(zs[i], ss[i]))
+        zbar_b.append(gbar * As[i] * _silu_second(zs[i], hs[i + 1], ss[i]))
         abar = gbar * ds[i]
     views[-2].copy_(abar[:, None, :])
     views[-1].zero_()
@@ -601,6 +609,8 @@ class Probes:
     alpha: Tensor
     alphas: tuple[float, ...]
     n_grid: int
+    # scratch buffers of the re-solves (the 366 MB Jacobian): allocating it anew costs 0.2 s of page faults a solve
+    workspace: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def rows(self) -> int:
@@ -642,10 +652,11 @@ def pooled_force(theta: Tensor, probes: Probes) -> Tensor:
     return force_at(theta, probes.q, probes.alpha)
 
 
-def force_jacobian(theta: Tensor, probes: Probes) -> Tensor:
+def force_jacobian(theta: Tensor, probes: Probes, *, out: Tensor | None = None) -> Tensor:
     """Parameter Jacobian of F_θ over the probes, rows (n, k) probe-major, columns θ₂; (2N, 2273), float64.
 
     Explicit: each row is the hand-written reverse sweep through ∇_x V with cotangent −e_k (``_grad_vjp``).
+    ``out``: a (2N, 2273) float64 buffer to overwrite (re-solves reuse one, see ``pooled_lift``).
     """
     params = v_params_of(theta.to(torch.float64))
     x = v_input(probes.q, probes.alpha).repeat_interleave(2, 0)
@@ -653,7 +664,7 @@ def force_jacobian(theta: Tensor, probes: Probes) -> Tensor:
     ubar = torch.zeros(2 * n, 3, dtype=torch.float64)
     ubar[0::2, 0] = -1.0
     ubar[1::2, 1] = -1.0
-    return mlp_grad_param_jacobian(params, x, ubar)
+    return mlp_grad_param_jacobian(params, x, ubar, out=out)
 
 
 def _tiled(theta: Tensor, probes: Probes):
@@ -672,11 +683,28 @@ def generator_field(theta: Tensor, probes: Probes) -> Tensor:
     return generator_vector(_tiled(theta, probes), probes.q)
 
 
+def reynolds_field(theta: Tensor, probes: Probes, m: int = 64) -> Tensor:
+    """Π F_θ at every probe (m-point Reynolds average, per α); (N, 2).
+
+    When every α shares one grid that a rotation group C_n ⊂ C_m maps onto itself (the polar 15 × 32 grid: n = 32;
+    a square lattice: n = 4), the average is formed at one point per orbit and rotated onto the rest
+    (``lib.symmetry.quadrature_orbits``): 32× fewer force evaluations on the polar grid, equal up to rounding.
+    """
+    from lib.symmetry import quadrature_orbits, reynolds_vector, spread_over_orbits
+
+    grid = probes.q[: probes.n_grid]
+    n_alpha = len(probes.alphas)
+    orbits = quadrature_orbits(grid, m) if torch.equal(probes.q, grid.repeat(n_alpha, 1)) else None
+    if orbits is None:
+        return reynolds_vector(_tiled(theta, probes), probes.q, m)
+    reps = pooled_probes(probes.alphas, grid[orbits[1]])
+    PF_reps = reynolds_vector(_tiled(theta, reps), reps.q, m).reshape(n_alpha, -1, 2)
+    return spread_over_orbits(PF_reps, orbits).reshape(-1, 2)
+
+
 def defect_field(theta: Tensor, probes: Probes, m: int = 64) -> Tensor:
     """Equivariance defect δ = F_θ − Π F_θ (m-point Reynolds average, per α); (N, 2)."""
-    from lib.symmetry import reynolds_vector
-
-    return pooled_force(theta, probes) - reynolds_vector(_tiled(theta, probes), probes.q, m)
+    return pooled_force(theta, probes) - reynolds_field(theta, probes, m)
 
 
 def equivariance_error(theta: Tensor, probes: Probes, angle_deg: float = 73.0) -> float:
@@ -721,7 +749,7 @@ def sketched_svd(J: Tensor, *, tau: float = 1e-3, rank: int = 128, power: int = 
     r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
     if k < min(J.shape) and r > 0.75 * k:
         raise ValueError(f"retained rank {r} is too close to the sketch size rank={k}; raise rank")
-    return TruncatedSVD(Q @ Ub[:, :r], S[:r], Vh[:r].T, S, torch.linalg.vector_norm(J, dim=0), f"sketch{k}")
+    return TruncatedSVD(Q @ Ub[:, :r], S[:r], Vh[:r].T, S, column_norms(J), f"sketch{k}")
 
 
 @dataclass
@@ -755,8 +783,12 @@ def pooled_lift(
 
     choice("kind", kind, ("c", "b"))
     t0 = time.perf_counter()
-    if J is None:
-        J = force_jacobian(theta, probes)
+    if J is None:  # the probes' scratch Jacobian: overwritten by the next pooled_lift on these probes, never returned
+        shape = (probes.rows, sum(t.numel() for t in v_params_of(theta)))
+        buffer = probes.workspace.get("J")
+        if buffer is None or tuple(buffer.shape) != shape:
+            buffer = probes.workspace["J"] = torch.empty(shape, dtype=torch.float64)
+        J = force_jacobian(theta, probes, out=buffer)
     target = generator_field(theta, probes) if kind == "c" else -defect_field(theta, probes, m)
     target = target.reshape(-1)
     if method == "sketch":
@@ -853,7 +885,7 @@ def walk(
     distance ‖F_t − F_t^exact‖/‖F₀‖ from the exact function-space flow (c*: F₀ rotated by t; b*: ΠF₀ + e^{−t}δ₀).
     """
     from lib.flows import euler_flow
-    from lib.symmetry import reynolds_vector, rotation
+    from lib.symmetry import rotation
 
     timings: list[float] = []
 
@@ -865,7 +897,7 @@ def walk(
     F0 = pooled_force(theta0, probes)
     f0n = float(F0.norm())
     if kind == "b":
-        PF0 = reynolds_vector(_tiled(theta0, probes), probes.q)
+        PF0 = reynolds_field(theta0, probes)
         d0 = F0 - PF0
 
     def exact(t: float) -> Tensor:

@@ -136,7 +136,7 @@ def _unpack(batch, dtype):
 
 
 def train(config: TrainConfig, progress: bool = True) -> TrainResult:
-    """Train ``config`` from scratch (Adam, masked MSE, fused rnn_tanh, one thread); progress bar on stderr."""
+    """Train ``config`` from scratch (Adam, masked MSE, hand-written BPTT, one thread); progress bar on stderr."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -142,6 +142,16 @@ def test_defect_orthogonal_to_generator_on_polar_grid():
     assert abs(float(d @ g)) / float(d.norm() * g.norm()) < 1e-10
 
 
+@pytest.mark.parametrize("grid", [polar_grid(3, 8), torch.tensor([[0.3, 0.1], [-0.2, 0.5], [0.1, -0.7]])])
+def test_reynolds_field_by_orbits_matches_the_direct_average(grid):
+    from lib.symmetry import reynolds_vector
+
+    theta = _theta(5)
+    probes = H.pooled_probes((-0.8, 0.0, 0.6), grid)
+    direct = reynolds_vector(H._tiled(theta, probes), probes.q, 64)
+    assert torch.allclose(H.reynolds_field(theta, probes), direct, atol=1e-14, rtol=0)
+
+
 def test_rollout_and_loss_shapes_and_training_step_runs():
     model = H.ASRNN.init(seed=1)
     q0, p0 = torch.zeros(4, 2), torch.ones(4, 2)
@@ -186,3 +196,19 @@ def test_cache_roundtrip_and_corrupt_checkpoint(tmp_path, monkeypatch):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(CorruptCheckpointError, match="delete it"):
         H.train_cached(cfg, progress=False)
+
+
+def test_pooled_lift_reuses_its_scratch_jacobian_without_touching_the_callers():
+    probes = _small_probes()
+    theta_a, theta_b = _theta(1), _theta(2)
+    J_a = H.force_jacobian(theta_a, probes)
+    kept = J_a.clone()
+    first = H.pooled_lift(theta_b, probes, "c", method="gram")
+    buffer = probes.workspace["J"]
+    again = H.pooled_lift(theta_b, probes, "c", method="gram")
+    assert probes.workspace["J"] is buffer  # reused, not reallocated
+    assert torch.equal(first.lift.coef, again.lift.coef)
+    assert torch.equal(J_a, kept)  # a Jacobian the caller holds is never the scratch buffer
+    assert torch.equal(buffer, H.force_jacobian(theta_b, probes))
+    with pytest.raises(ValueError, match="out must be"):
+        H.force_jacobian(theta_a, probes, out=torch.empty(3, 3, dtype=torch.float64))

@@ -195,3 +195,8 @@ def test_lift_shape_and_finiteness_errors():
         sens.lift(torch.randn(4, 6), torch.tensor([1.0, float("inf"), 0, 0]))
     with pytest.raises(ValueError, match="2-D"):
         sens.lift(torch.randn(4), torch.randn(4))
+
+
+def test_column_norms_blocked_sum():
+    J = torch.randn(1300, 37, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    assert torch.allclose(sens.column_norms(J, rows=128), torch.linalg.vector_norm(J, dim=0), rtol=1e-14, atol=0)

@@ -97,6 +97,27 @@ def test_reynolds_vector_is_equivariant_projection():
     assert torch.allclose(sym.reynolds_vector(PF, q), PF(q), atol=1e-13)
 
 
+def test_cyclic_orbits_of_the_probe_grids():
+    n, reps, orbit, turns = sym.quadrature_orbits(sym.polar_grid(15, 32), 64)
+    assert n == 32 and len(reps) == 15  # one representative per ring
+    grid = sym.polar_grid(15, 32)
+    R = sym.rotation(turns.to(grid.dtype) * (2 * math.pi / 32))  # (N, 2, 2)
+    assert torch.allclose((R @ grid[reps][orbit][:, :, None])[:, :, 0], grid, atol=1e-12)
+    assert sym.quadrature_orbits(sym.square_grid(), 64)[0] == 4  # the clipped lattice: quarter turns only
+    assert sym.quadrature_orbits(torch.tensor([[1.0, 0.0], [0.3, 0.2]]), 64) is None
+    assert sym.cyclic_orbits(sym.polar_grid(2, 6), 4) is None  # 6 angles are not invariant under a quarter turn
+
+
+_SCATTERED = torch.rand(7, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+
+@pytest.mark.parametrize("grid", [sym.polar_grid(4, 16), sym.square_grid(10, 1.0), _SCATTERED])
+def test_reynolds_by_orbits_equals_the_direct_average(grid):
+    net = _net(seed=2, d_out=2)
+    direct = sym.reynolds_vector(net, grid, 64)
+    assert torch.allclose(sym.reynolds_vector_by_orbits(net, grid, 64), direct, atol=1e-14, rtol=0)
+
+
 def test_defect_orthogonal_to_generator_on_polar_grid_only():
     ticks = torch.linspace(-1, 1, 7)
     gx, gy = torch.meshgrid(ticks, ticks, indexing="xy")
