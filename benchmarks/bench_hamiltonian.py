@@ -8,6 +8,7 @@ alternately, ``repeats`` times; medians, their ratio and the agreement of the tw
 The process's CPU seconds are recorded too: on a loaded machine they are a better proxy for an idle core.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_hamiltonian.py [--check] [--repeats 3] [--model PATH]
+        [--train-steps 3000]
 """
 
 from __future__ import annotations
@@ -99,6 +100,10 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default=None, help="an asrnn-<hash>.pt checkpoint (default: a seeded initialisation)")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--max-seconds", type=float, default=2.5)
+    ap.add_argument(
+        "--train-steps", type=int, default=0,
+        help="also time the chapter's training (its configuration, this many steps; the chapter: 3000), uncached",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     if args.model:
@@ -120,6 +125,11 @@ def main(argv=None) -> int:
         machine=platform.machine(),
         load_average=os.getloadavg(),
     )
+    if args.train_steps > 0:
+        cfg = H.TrainConfig(steps=args.train_steps, eval_every=250)  # book/mexican_hat.md's settings
+        trained = H.train(cfg, progress=False)
+        report.update(train_steps=args.train_steps, train_seconds=trained.seconds, train_val_mse=trained.final_val_mse)
+        print(f"training {args.train_steps} steps: {trained.seconds:.0f} s, validation MSE {trained.final_val_mse:.2e}")
     out = build_dir() / "benchmarks" / "hamiltonian.json"
     atomic_write_bytes(out, json.dumps(report, indent=2).encode())
     print(
