@@ -104,6 +104,7 @@ def main(argv=None) -> int:
         "--train-steps", type=int, default=0,
         help="also time the chapter's training (its configuration, this many steps; the chapter: 3000), uncached",
     )  # fmt: skip
+    ap.add_argument("--train-batch", type=int, default=850, help="windows per minibatch (the chapter: 850)")
     args = ap.parse_args(argv)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     if args.model:
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
         load_average=os.getloadavg(),
     )
     if args.train_steps > 0:
-        cfg = H.TrainConfig(steps=args.train_steps, eval_every=250)  # book/mexican_hat.md's settings
+        cfg = H.TrainConfig(steps=args.train_steps, batch=args.train_batch, eval_every=250)  # the chapter's settings
         trained = H.train(cfg, progress=False)
         report.update(train_steps=args.train_steps, train_seconds=trained.seconds, train_val_mse=trained.final_val_mse)
         print(f"training {args.train_steps} steps: {trained.seconds:.0f} s, validation MSE {trained.final_val_mse:.2e}")
