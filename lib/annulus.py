@@ -305,27 +305,6 @@ class MLPJacobian:
 # the symmetry problem on the probe grid
 
 
-def _quarter_turn_orbits(x: Tensor) -> tuple[Tensor, Tensor]:
-    """Representatives of the C4 orbits of a quarter-turn-invariant point set, and each point's representative."""
-    rot = torch.stack([-x[:, 1], x[:, 0]], 1)
-    dist = (rot[:, None, :] - x[None, :, :]).abs().amax(-1)
-    partner = dist.argmin(1)
-    if float(dist.min(1).values.max()) > 1e-9:
-        raise ValueError("the probe set is not invariant under quarter turns")
-    rep = torch.full((x.shape[0],), -1, dtype=torch.long)
-    reps = []
-    for i in range(x.shape[0]):
-        if rep[i] >= 0:
-            continue
-        j, orbit = i, []
-        while j not in orbit:
-            orbit.append(j)
-            j = int(partner[j])
-        rep[orbit] = len(reps)
-        reps.append(i)
-    return torch.tensor(reps), rep
-
-
 class Evaluation:
     """f_θ on the probes with the factored Jacobian and X f; Π f and δ = f − Π f computed on first use (float64)."""
 
@@ -368,7 +347,10 @@ class AnnulusProblem:
         self.widths = (2,) + (config.hidden,) * (config.depth - 1) + (1,)
         self.probes = sym.square_grid()
         self.m, self.tau = m, tau
-        reps, self.rep_of = _quarter_turn_orbits(self.probes)
+        orbits = sym.cyclic_orbits(self.probes, 4)  # Π f is invariant: average once per quarter-turn orbit
+        if orbits is None:
+            raise ValueError("the probe set is not invariant under quarter turns")
+        reps, self.rep_of, _ = orbits
         self.orbit_points = sym.rotate_points(self.probes[reps], sym.quadrature_angles(m)).reshape(-1, 2)
         self.n_reps = len(reps)
         self.profile_angles, self.profile_points = sym.circle(profile_radius, n_profile)

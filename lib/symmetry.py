@@ -128,26 +128,12 @@ def quadrature_orbits(q: Tensor, m: int = 64) -> tuple[int, Tensor, Tensor, Tens
 def spread_over_orbits(values_reps: Tensor, orbits: tuple[int, Tensor, Tensor, Tensor]) -> Tensor:
     """Vectors (..., K, 2) given at the orbit representatives, rotated onto every point: (..., N, 2).
 
-    For a C_n-equivariant field G (such as Π F with n | m): G(x_i) = R_{2πs_i/n} G(x_rep).
+    For a C_n-equivariant field G (such as Π F with n | m): G(x_i) = R_{2πs_i/n} G(x_rep). So Π F on a C_n-invariant
+    grid needs F only at the representatives' m rotations (``lib.hamiltonian.reynolds_field``).
     """
     n, _, orbit, turns = orbits
     R = rotation(turns.to(values_reps.dtype) * (2 * math.pi / n), dtype=values_reps.dtype)  # (N, 2, 2)
     return torch.einsum("nij,...nj->...ni", R, values_reps[..., orbit, :])
-
-
-def reynolds_vector_by_orbits(F: Callable[[Tensor], Tensor], q: Tensor, m: int = 64) -> Tensor:
-    """:func:`reynolds_vector`, averaged at one point per orbit of the largest C_n ⊂ C_m the points admit.
-
-    Π F is C_m-equivariant, so Π F(R_s q) = R_s Π F(q) for every quadrature rotation R_s: the average is formed at
-    the orbit representatives and rotated onto the other points. On the polar 15 × 32 grid this evaluates F at
-    15·64 points instead of 480·64; the result equals :func:`reynolds_vector` up to rounding. ``F`` must act on each
-    row independently (its value at a point may not depend on the row's position).
-    """
-    _check_points(q, "q")
-    orbits = quadrature_orbits(q, m)
-    if orbits is None:
-        return reynolds_vector(F, q, m)
-    return spread_over_orbits(reynolds_vector(F, q[orbits[1]], m), orbits)
 
 
 def defect_scalar(f: Callable[[Tensor], Tensor], x: Tensor, m: int = 64) -> Tensor:
