@@ -4,11 +4,15 @@ For each task one model is trained with ``lib.train.train`` (the book's path: ha
 Adam) and one with the trial's baseline (``torch.nn.RNN(bias=False)`` + ``nn.Linear``, same data, steps and batch),
 alternately, single-threaded, without the cache. Reported: seconds per model and the ratio book / baseline per task,
 and the projected time to train every model the book trains for issue 4 (the main solutions, the robustness variants
-and the new-task demonstration), against the target of 5 minutes. ``--steps`` shortens each run (the projection scales
-linearly with the steps). The chapters' own execution times are read from ``_build/timings.json`` when present.
-Writes ``_build/benchmarks/tasks.json``; with ``--check`` exits 1 if the projection exceeds ``--max-seconds``.
+and the new-task demonstration) one after another. Then the book's way: ``--pool-models`` of the main solutions (seeds
+0, 1, … of flip-flop, sine and context in turn; 30 by default) trained by ``lib.train.load_or_train_many`` in
+``--workers`` processes (default: one per CPU) into a temporary cache, timed on the wall clock, against the target of
+5 minutes. ``--steps`` shortens every run; times are scaled to the paper's 3,840 steps (this over-estimates the pool,
+whose process start-up does not shrink with the steps). The chapters' own execution times are read from
+``_build/timings.json`` when present. Writes ``_build/benchmarks/tasks.json``; with ``--check`` exits 1 if the pool's
+time exceeds ``--max-seconds``.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_tasks.py [--steps 3840] [--check]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_tasks.py [--steps 3840] [--pool-models 30] [--check]
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -27,7 +32,7 @@ from lib import task_analysis as ta
 from lib.paths import build_dir
 from lib.store import atomic_write_bytes
 from lib.tasks import get_task
-from lib.train import TRAIN_STREAM, train
+from lib.train import TRAIN_STREAM, default_workers, load_or_train_many, train
 
 TASK_CHAPTERS = ("task_flipflop", "task_sine", "task_context", "task_dependence", "new_task")
 
@@ -67,11 +72,30 @@ def book_seconds(task: str, steps: int, seed: int = 0) -> float:
     return time.perf_counter() - start
 
 
+def pool_seconds(n_models: int, steps: int, workers: int, tasks=("flipflop", "sine", "context")) -> float:
+    """Wall time of ``load_or_train_many`` on the first ``n_models`` main solutions, in a throw-away cache."""
+    configs = [ta.train_config(tasks[i % len(tasks)], i // len(tasks), steps=steps) for i in range(n_models)]
+    previous = os.environ.get("BOOK_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["BOOK_CACHE_DIR"] = tmp  # the workers inherit it; the book's cache is left alone
+        try:
+            start = time.perf_counter()
+            load_or_train_many(configs, workers=workers, progress=True)
+            return time.perf_counter() - start
+        finally:
+            if previous is None:
+                os.environ.pop("BOOK_CACHE_DIR", None)
+            else:
+                os.environ["BOOK_CACHE_DIR"] = previous
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3840, help="Adam steps per timed model (paper: 3840)")
     parser.add_argument("--tasks", nargs="+", default=["flipflop", "sine", "context", "integrator"])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the projection exceeds --max-seconds")
+    parser.add_argument("--pool-models", type=int, default=30, help="main solutions trained in the pool (0: skip)")
+    parser.add_argument("--workers", type=int, default=default_workers(), help="pool processes (default: CPUs)")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the pool's time exceeds --max-seconds")
     parser.add_argument("--max-seconds", type=float, default=300.0, help="target for all task models (issue 4: 300)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -92,7 +116,12 @@ def main(argv: list[str] | None = None) -> int:
     counts = book_model_counts()
     projected = sum(counts[t] * per_task[t]["book_s_per_model"] for t in counts if t in per_task)
     n_models = sum(counts[t] for t in counts if t in per_task)
-    print(f"projected: {n_models} models in {projected:.0f} s (target ≤ {args.max_seconds:.0f} s)")
+    print(f"one after another: {n_models} models in {projected:.0f} s (projected)")
+    pool = None
+    if args.pool_models > 0:
+        pool = pool_seconds(args.pool_models, args.steps, args.workers) * 3840 / args.steps
+        target = f"target ≤ {args.max_seconds:.0f} s"
+        print(f"pool: {args.pool_models} models in {pool:.0f} s on {args.workers} processes ({target})")
     timings_path = build_dir() / "timings.json"
     chapters = {}
     if timings_path.is_file():
@@ -106,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         "model_counts": counts,
         "projected_seconds": projected,
         "n_models": n_models,
+        "pool_models": args.pool_models,
+        "pool_workers": args.workers,
+        "pool_seconds": pool,
         "target_seconds": args.max_seconds,
         "chapter_seconds": chapters,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
@@ -117,8 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     out = build_dir() / "benchmarks" / "tasks.json"
     atomic_write_bytes(out, json.dumps(report, indent=2).encode())
     print(f"wrote {out}")
-    if args.check and projected > args.max_seconds:
-        print(f"FAIL: projected {projected:.0f} s > {args.max_seconds:.0f} s", file=sys.stderr)
+    if args.check and (pool is None or pool > args.max_seconds):
+        print(f"FAIL: pool {pool} s, target {args.max_seconds:.0f} s", file=sys.stderr)
         return 1
     return 0
 

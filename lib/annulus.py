@@ -29,6 +29,7 @@ from torch import Tensor, nn
 from lib import sensitivity as sens
 from lib import symmetry as sym
 from lib.flows import FlowRecord, euler_flow
+from lib.parallel import default_workers, map_in_processes
 from lib.paths import cache_dir
 from lib.store import config_hash, load_checkpoint, save_checkpoint
 
@@ -228,8 +229,9 @@ class MLPJacobian:
     ``dense``) without forming J.
     """
 
-    def __init__(self, factors: list[tuple[Tensor, Tensor]]):
+    def __init__(self, factors: list[tuple[Tensor, Tensor]], workspace: dict | None = None):
         self.factors = factors
+        self.workspace = {} if workspace is None else workspace  # scratch reused across Jacobians (``rmatmul``)
         self.n = factors[0][0].shape[0]
         self.sizes = [d.shape[1] * a.shape[1] + d.shape[1] for d, a in factors]
         self.shape = (self.n, sum(self.sizes))
@@ -275,23 +277,38 @@ class MLPJacobian:
         return out[:, 0] if vec else out
 
     def rmatmul(self, Y: Tensor) -> Tensor:
-        """Jᵀ Y for Y (N,) or (N, k)."""
+        """Jᵀ Y for Y (N,) or (N, k).
+
+        A weight block is out[(p, q), k] = Σ_n Δ[n, p] a[n, q] Y[n, k]: the narrower factor times Y is expanded into
+        a scratch buffer kept in ``workspace`` (a fresh 20 MB array each re-solve costs its page faults), then one
+        GEMM writes the block straight into the result.
+        """
         vec = Y.ndim == 1
         Y2 = Y[:, None] if vec else Y
         k = Y2.shape[1]
-        blocks = []
-        for d, a in self.factors:
+        out = torch.empty(self.shape[1], k, dtype=Y2.dtype)
+        start = 0
+        for (d, a), size in zip(self.factors, self.sizes, strict=True):
             o, i = d.shape[1], a.shape[1]
-            # W block: out[(p, q), k] = Σ_n Δ[n, p] a[n, q] Y[n, k]; expand the narrower factor by Y, then one GEMM
-            if i <= o:
-                Z = (a[:, :, None] * Y2[:, None, :]).reshape(self.n, i * k)
-                Wb = (d.T @ Z).reshape(o * i, k)
-            else:
-                Z = (d[:, :, None] * Y2[:, None, :]).reshape(self.n, o * k)
-                Wb = (a.T @ Z).reshape(i, o, k).transpose(0, 1).reshape(o * i, k)
-            blocks += [Wb, d.T @ Y2]
-        out = torch.cat(blocks, dim=0)
+            W_out = out[start : start + o * i]
+            if i <= o:  # (o, i·k) = Δᵀ (a ⊗ Y): already the row-major layout of the (o·i, k) block
+                Z = self._scratch((self.n, i, k), Y2.dtype)
+                torch.mul(a[:, :, None], Y2[:, None, :], out=Z)
+                torch.mm(d.T, Z.view(self.n, i * k), out=W_out.view(o, i * k))
+            else:  # (i, o·k) = aᵀ (Δ ⊗ Y), transposed into place
+                Z = self._scratch((self.n, o, k), Y2.dtype)
+                torch.mul(d[:, :, None], Y2[:, None, :], out=Z)
+                W_out.view(o, i, k).copy_((a.T @ Z.view(self.n, o * k)).view(i, o, k).transpose(0, 1))
+            torch.mm(d.T, Y2, out=out[start + o * i : start + size])
+            start += size
         return out[:, 0] if vec else out
+
+    def _scratch(self, shape: tuple[int, ...], dtype: torch.dtype) -> Tensor:
+        numel = math.prod(shape)
+        buf = self.workspace.get(dtype)
+        if buf is None or buf.numel() < numel:
+            buf = self.workspace[dtype] = torch.empty(numel, dtype=dtype)
+        return buf[:numel].view(shape)
 
     def dense(self) -> Tensor:
         """J formed explicitly, (N, p)."""
@@ -312,7 +329,7 @@ class Evaluation:
         x = problem.probes
         self._problem, self._net = problem, net
         self.f, factors, self.xf = net.forward_factors(x, torch.stack([-x[:, 1], x[:, 0]], 1))
-        self.jac = MLPJacobian(factors)
+        self.jac = MLPJacobian(factors, problem.workspace)
         self._Pf: Tensor | None = None
 
     @property
@@ -365,6 +382,11 @@ class AnnulusProblem:
                 "x_rot": sym.rotate_points(x64, self.rotation_angles).reshape(-1, 2),
             }
         self._cache: tuple[Tensor, Evaluation] | None = None
+        self.workspace: dict = {}  # scratch of MLPJacobian.rmatmul, shared by the evaluations
+
+    def __getstate__(self):
+        """Pickled (for worker processes) without the last evaluation and the scratch buffers."""
+        return {**self.__dict__, "_cache": None, "workspace": {}}
 
     def params(self, theta: Tensor) -> MLPParams:
         """The layers of θ."""
@@ -377,6 +399,11 @@ class AnnulusProblem:
         ev = Evaluation(self, self.params(theta))
         self._cache = (theta, ev)
         return ev
+
+    def rank(self, theta: Tensor) -> int:
+        """The retained rank of J at θ (singular values ≥ τσ₁), from the eigenvalues of J Jᵀ."""
+        w = torch.linalg.eigvalsh(self.evaluate(theta).jac.row_gram()).clamp_min(0).sqrt()
+        return int((w >= self.tau * w[-1]).sum())
 
     def target(self, ev: Evaluation, kind: str) -> Tensor:
         """The function-space direction: X f for c (our sign; the paper's η is −X f), −δ for b (paper's b*)."""
@@ -514,6 +541,30 @@ def run_condition(
     theta0: Tensor,
     *,
     datasets: tuple[str, ...],
+    **kwargs,
+) -> ConditionFlows:
+    """Resolved (gauged) and fixed (each gauge in ``fixed_gauges``) flows along c* and b* from θ0, in this process.
+
+    ``kwargs`` are those of :func:`run_conditions` (steps, dt, fixed_gauges, record_every, ...), without ``workers``.
+    """
+    return run_conditions(problem, {name: (theta0, tuple(datasets))}, workers=1, **kwargs)[name]
+
+
+def _run_direction(name: str, problem: AnnulusProblem, theta0: Tensor, kind: str, threads: int, kw: dict) -> dict:
+    """Worker of ``run_conditions``: the resolved and fixed flows from the start ``name`` along one direction."""
+    torch.set_num_threads(threads)
+    fixed_gauges = kw.pop("fixed_gauges")
+    records = {(kind, "resolved", "sensitivity"): problem.run_flow(theta0, kind, "resolved", **kw)}
+    for gauge in fixed_gauges:
+        records[(kind, "fixed", gauge)] = problem.run_flow(theta0, kind, "fixed", gauge=gauge, **kw)
+    return records
+
+
+def run_conditions(
+    problem: AnnulusProblem,
+    starts: dict[str, tuple[Tensor, tuple[str, ...]]],
+    *,
+    workers: int | None = None,
     steps: int = 200,
     dt: float = 0.005,
     fixed_gauges=("sensitivity", "minnorm"),
@@ -521,17 +572,40 @@ def run_condition(
     invariance_every: int = 40,
     snapshot_stops=(),
     progress: bool = True,
-) -> ConditionFlows:
-    """Resolved (gauged) and fixed (each gauge in ``fixed_gauges``) flows along c* and b* from θ0."""
-    out = ConditionFlows(name, theta0, tuple(datasets))
+) -> dict[str, ConditionFlows]:
+    """``run_condition`` for every start ``{name: (θ0, datasets)}``, the (start, direction) pairs run ``workers`` at
+    a time in separate processes (``lib.parallel``; default: one per CPU; ``workers=1`` runs here, a bar per flow).
+
+    Each worker computes with as many threads as this process, so the records are those of ``run_condition``.
+    """
     kw = dict(
-        steps=steps, dt=dt, record_every=record_every, invariance_every=invariance_every, datasets=datasets,
-        snapshot_stops=snapshot_stops, progress=progress,
+        steps=steps, dt=dt, fixed_gauges=tuple(fixed_gauges), record_every=record_every,
+        invariance_every=invariance_every, snapshot_stops=tuple(snapshot_stops),
     )  # fmt: skip
-    for kind in KINDS:
-        out.records[(kind, "resolved", "sensitivity")] = problem.run_flow(theta0, kind, "resolved", **kw)
-        for gauge in fixed_gauges:
-            out.records[(kind, "fixed", gauge)] = problem.run_flow(theta0, kind, "fixed", gauge=gauge, **kw)
+    workers = default_workers() if workers is None else workers
+    pairs = [(name, kind) for name in starts for kind in KINDS]
+    if workers > 1:  # most expensive first (a re-solve costs about the retained rank), so the workers end together
+        rank = {name: problem.rank(theta0) for name, (theta0, _) in starts.items()}
+        pairs.sort(key=lambda pair: -rank[pair[0]])
+    here = workers == 1 or len(pairs) == 1  # then a bar per flow; in processes one bar over the pairs
+    jobs = [
+        (name, problem, starts[name][0], kind, torch.get_num_threads(),
+         {**kw, "datasets": tuple(starts[name][1]), "progress": progress and here})
+        for name, kind in pairs
+    ]  # fmt: skip
+    records = map_in_processes(
+        _run_direction,
+        jobs,
+        workers=workers,
+        desc=f"flows of {len(pairs)} (start, direction) pairs",
+        progress=progress,
+        label=lambda args, _: f"{args[3]}* from {args[0]}",
+    )
+    by_pair = dict(zip(pairs, records, strict=True))
+    out = {name: ConditionFlows(name, theta0, tuple(datasets)) for name, (theta0, datasets) in starts.items()}
+    for name in starts:  # in run_condition's order
+        for kind in KINDS:
+            out[name].records.update(by_pair[(name, kind)])
     return out
 
 

@@ -31,7 +31,7 @@ import torch
 from lib import ablation, metrics, params, rnn, schur
 from lib.paths import REPO_ROOT
 from lib.tasks import available_tasks, get_task
-from lib.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train, task_batch
+from lib.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
 
 #: The held-out evaluation set: seed of the numpy stream (never a training seed's stream, see module docstring).
 HELDOUT_SEED = 20_260_000
@@ -95,11 +95,15 @@ def train_solutions(
     task_params: dict[str, Any] | None = None,
     *,
     progress: bool = True,
+    workers: int | None = None,
     **overrides,
 ) -> list[TrainResult]:
-    """Train (or load from the cache) one solution per seed; ``seeds`` = a count (0..n−1) or explicit seeds."""
-    seed_list = _seed_list(seeds)
-    return [load_or_train(train_config(task, s, task_params, **overrides), progress=progress) for s in seed_list]
+    """Train (or load from the cache) one solution per seed; ``seeds`` = a count (0..n−1) or explicit seeds.
+
+    Missing solutions train ``workers`` at a time in separate processes (default: one per CPU; the same weights).
+    """
+    configs = [train_config(task, s, task_params, **overrides) for s in _seed_list(seeds)]
+    return load_or_train_many(configs, workers=workers, progress=progress)
 
 
 def heldout_batch(task: str, task_params: dict[str, Any] | None = None, n_trials: int = N_HELDOUT):
@@ -291,6 +295,7 @@ def analyse_task(
     task_params: dict[str, Any] | None = None,
     n_heldout: int = N_HELDOUT,
     progress: bool = True,
+    workers: int | None = None,
     **overrides,
 ) -> TaskAnalysis:
     """Train/load one solution per seed with the paper's §4 settings and profile every ablation subset at ``alpha``."""
@@ -298,7 +303,7 @@ def analyse_task(
     task_params = task_params_for(task, task_params)
     alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
     n_heldout = params.integer("n_heldout", n_heldout, min=1)
-    solutions = train_solutions(task, seeds, task_params, progress=progress, **overrides)
+    solutions = train_solutions(task, seeds, task_params, progress=progress, workers=workers, **overrides)
     batch = heldout_batch(task, task_params, n_heldout)
     profiles = [profile_solution(s.weights, batch, alpha=alpha, seed=s.config.seed) for s in solutions]
     return TaskAnalysis(task, task_params, alpha, profiles, solutions, batch)
@@ -495,7 +500,12 @@ COPY_LAGS = 128
 
 
 def analyse_copy(
-    configs: Sequence[TrainConfig], *, alpha: float = PAPER_ALPHA, n_heldout: int = 512, progress: bool = False
+    configs: Sequence[TrainConfig],
+    *,
+    alpha: float = PAPER_ALPHA,
+    n_heldout: int = 512,
+    progress: bool = False,
+    workers: int | None = None,
 ) -> TaskAnalysis:
     """Profile cached copy-task solutions like the §4 tasks: the score is the FVU of the autonomous replay.
 
@@ -506,7 +516,7 @@ def analyse_copy(
     configs = list(configs)
     if not configs or any(c.task != "copy" for c in configs):
         raise ValueError(f"configs must be copy-task TrainConfigs; got tasks {[c.task for c in configs]}")
-    solutions = [load_or_train(c, progress=progress) for c in configs]
+    solutions = load_or_train_many(configs, workers=workers, progress=progress)
     base = {k: v for k, v in configs[0].task_params.items() if k != "replay_steps"}
     batch = heldout_batch("copy", {**base, "replay_steps": COPY_LAGS}, n_heldout)
     profiles = [profile_solution(s.weights, batch, alpha=alpha, seed=s.config.seed) for s in solutions]

@@ -5,6 +5,7 @@ the full :class:`TrainConfig` plus :data:`CODE_VERSION` (bump it whenever traini
 written atomically and read with ``weights_only=True``. A checkpoint that cannot be read raises
 :class:`lib.store.CorruptCheckpointError` naming the file; ``on_corrupt="retrain"`` recomputes it with a warning.
 Same configuration ⇒ bit-identical weights: every draw comes from ``config.seed`` and training runs on one thread.
+``load_or_train_many(configs, workers=2)`` trains the missing models of a list in parallel processes (same weights).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tqdm import tqdm
 
 from lib import params, rnn
 from lib.metrics import sign_accuracy
+from lib.parallel import default_workers, map_in_processes
 from lib.paths import cache_dir
 from lib.store import CorruptCheckpointError, config_hash, load_checkpoint, save_checkpoint
 from lib.tasks import get_task
@@ -32,6 +34,10 @@ CODE_VERSION = "train-v1"  # bump when anything below changes what a configurati
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 # Independent numpy streams derived from one seed: default_rng([seed, stream]).
 TRAIN_STREAM, VALIDATION_STREAM, HELDOUT_STREAM = 0, 1, 2
+# Adam runs on one flat parameter vector when every tensor's size is a multiple of this (the §4 task models). torch's
+# vectorised kernels sweep blocks of up to 32 floats and finish a ragged tail with scalar code that rounds differently
+# (no fused multiply-add), so only then are the weights bit for bit those of Adam over the separate tensors.
+FLAT_ALIGN = 64
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,15 @@ def train(config: TrainConfig, progress: bool = True) -> TrainResult:
         torch.set_num_threads(threads)
 
 
+def _views(flat: torch.Tensor, layout: list[tuple[str, torch.Size, int]]) -> dict[str, torch.Tensor]:
+    """The named parameter tensors as views of the flat parameter vector (gradients flow back into ``flat``)."""
+    out, start = {}, 0
+    for name, shape, n in layout:
+        out[name] = flat[start : start + n].view(shape)
+        start += n
+    return out
+
+
 def _train(config: TrainConfig, progress: bool) -> TrainResult:
     start = time.perf_counter()
     spec, dtype = get_task(config.task), DTYPES[config.dtype]
@@ -152,8 +167,15 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
     probe = spec.generate(1, seed=np.random.default_rng([config.seed, TRAIN_STREAM]), **config.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     p64 = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)
-    p = {k: v.to(dtype).requires_grad_(True) for k, v in p64.items()}
-    opt = torch.optim.Adam(p.values(), lr=config.lr)
+    if all(v.numel() % FLAT_ALIGN == 0 for v in p64.values()):
+        # One flat leaf: Adam updates every parameter in one sweep of elementwise ops instead of one per tensor.
+        flat = torch.cat([v.reshape(-1) for v in p64.values()]).to(dtype).requires_grad_(True)
+        layout = [(k, v.shape, v.numel()) for k, v in p64.items()]
+        leaves, named = [flat], lambda: _views(flat, layout)
+    else:
+        tensors = {k: v.to(dtype).requires_grad_(True) for k, v in p64.items()}
+        leaves, named = list(tensors.values()), lambda: tensors
+    opt = torch.optim.Adam(leaves, lr=config.lr)
     val = None
     if config.stop_accuracy is not None:
         val_params = {**config.task_params, **config.stop_task_params}
@@ -166,6 +188,7 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
     bar = tqdm(total=config.steps, desc=desc, file=sys.stderr, disable=not progress, mininterval=1.0, leave=True)
     for step in range(1, config.steps + 1):
         x, y, m = _unpack(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
+        p = named()
         out, _ = rnn.rollout_fast(rnn.weights_from_params(p), x)
         loss = _masked_mse(out, y, m)
         opt.zero_grad(set_to_none=True)
@@ -182,7 +205,7 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
             if acc >= config.stop_accuracy:
                 break
     bar.close()
-    params64 = {k: v.detach().to(torch.float64).clone() for k, v in p.items()}
+    params64 = {k: v.detach().to(torch.float64).clone() for k, v in named().items()}
     with torch.no_grad():
         weights = rnn.as_float64(rnn.weights_from_params(params64))
     return TrainResult(
@@ -280,3 +303,63 @@ def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = 
     save_checkpoint(path, _payload(result))
     result.path = path
     return result
+
+
+def _expected_cost(config: TrainConfig) -> int:
+    """Work of training ``config`` up to a constant: steps × batch × trial length × N_h²."""
+    spec = get_task(config.task)
+    length = spec.generate(1, seed=0, **config.task_params).inputs_btx.shape[1]
+    return config.steps * config.batch_size * length * config.n_hidden**2
+
+
+def _train_and_store(config: TrainConfig) -> float:
+    """Worker of ``load_or_train_many``: train ``config`` without a bar, cache it atomically, return its seconds."""
+    result = train(config, progress=False)
+    save_checkpoint(cache_path(config), _payload(result))
+    return result.train_seconds
+
+
+def load_or_train_many(
+    configs, *, workers: int | None = None, progress: bool = True, on_corrupt: str = "raise"
+) -> list[TrainResult]:
+    """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
+
+    Each missing model trains on one thread in a worker process (``lib.parallel``), is written to the cache, and is
+    read back from there: the weights are bit-identical to training them one after another here. ``workers``
+    defaults to :func:`lib.parallel.default_workers`; ``workers=1`` (or a single missing model) trains in this
+    process with the per-model progress bar. Results follow the order of ``configs``.
+    """
+    configs = list(configs)
+    if not all(isinstance(c, TrainConfig) for c in configs):
+        raise TypeError(f"configs must be TrainConfig objects; got {sorted({type(c).__name__ for c in configs})}")
+    workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
+    params.choice("on_corrupt", on_corrupt, ("raise", "retrain"))
+    missing: dict[str, TrainConfig] = {}
+    for config in configs:
+        path = cache_path(config)
+        if path.exists():
+            try:
+                load(path, config)
+                continue
+            except CorruptCheckpointError as exc:
+                if on_corrupt == "raise":
+                    raise
+                warnings.warn(f"{exc}; retraining", stacklevel=2)
+        missing.setdefault(config.key(), config)
+    todo = sorted(missing.values(), key=_expected_cost, reverse=True)  # longest first: the workers finish together
+    if len(todo) > 1 and workers > 1:
+        map_in_processes(
+            _train_and_store,
+            [(c,) for c in todo],
+            workers=workers,
+            desc=f"training {len(todo)} models",
+            progress=progress,
+            label=lambda args, seconds: f"{args[0].task} seed={args[0].seed} {seconds:.0f} s",
+        )
+    else:
+        for config in todo:
+            save_checkpoint(cache_path(config), _payload(train(config, progress=progress)))
+    results = [load(cache_path(c), c) for c in configs]
+    for result in results:
+        result.from_cache = result.config.key() not in missing
+    return results

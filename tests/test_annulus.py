@@ -101,7 +101,7 @@ def test_fast_lift_matches_dense_svd_lift():
     for kind in A.KINDS:
         fast = pb.lift(theta, kind)
         exact = pb.lift(theta, kind, method="svd")
-        assert fast.rank == exact.rank
+        assert fast.rank == exact.rank == pb.rank(theta)
         assert torch.allclose(fast.coef, exact.coef, atol=1e-9 * float(exact.coef.norm()))
 
 
@@ -139,3 +139,24 @@ def test_layer_blocks_cover_theta():
     blocks = A.layer_blocks()
     assert [n for n, _ in blocks] == ["W1", "b1", "W2", "b2", "W3", "b3", "W4", "b4"]
     assert blocks[-1][1].stop == 19009
+
+
+def test_flows_in_processes_equal_flows_here():
+    pb = _small_problem()
+    starts = {"a": (_theta(5), ("wedge",)), "b": (_theta(6), ("wedge",))}
+    kw = dict(steps=3, record_every=1, snapshot_stops=(0, 3), progress=False)
+    here = A.run_conditions(pb, starts, workers=1, **kw)
+    pooled = A.run_conditions(pb, starts, workers=2, **kw)
+    assert list(here) == list(pooled) == ["a", "b"]
+    for name in starts:
+        assert list(here[name].records) == list(pooled[name].records)
+        assert len(here[name].records) == 6  # (c, b) × (resolved, fixed sensitivity, fixed minnorm)
+        for key, rec in here[name].records.items():
+            other = pooled[name].records[key]
+            assert rec.diagnostics.keys() == other.diagnostics.keys()
+            assert all(np.array_equal(rec.diagnostics[k], other.diagnostics[k], equal_nan=True) for k in rec.diagnostics)
+    single = A.run_condition(pb, "a", starts["a"][0], datasets=("wedge",), **kw)
+    assert all(
+        np.array_equal(single.records[key].diagnostics["defect"], rec.diagnostics["defect"])
+        for key, rec in pooled["a"].records.items()
+    )

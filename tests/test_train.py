@@ -144,3 +144,72 @@ def test_cache_key_follows_the_training_code(monkeypatch):
     before = config.key()
     monkeypatch.setattr(train, "code_fingerprint", lambda task: "edited")
     assert config.key() != before
+
+
+def _per_tensor_adam(config: TrainConfig) -> dict[str, torch.Tensor]:
+    """The reference loop: torch's Adam over the separate parameter tensors, autograd through ``rnn.rollout``."""
+    import numpy as np
+
+    from lib import rnn
+    from lib.tasks import get_task
+
+    spec = get_task(config.task)
+    rng = np.random.default_rng([config.seed, train.TRAIN_STREAM])
+    probe = spec.generate(1, seed=np.random.default_rng([config.seed, train.TRAIN_STREAM]), **config.task_params)
+    p64 = rnn.init_params(
+        config.construction, config.n_hidden, probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1], seed=config.seed
+    )
+    p = {k: v.to(torch.float32).requires_grad_(True) for k, v in p64.items()}
+    opt = torch.optim.Adam(p.values(), lr=config.lr)
+    for _ in range(config.steps):
+        x, y, m = train._unpack(spec.generate(config.batch_size, seed=rng, **config.task_params), torch.float32)
+        out, _ = rnn.rollout_fast(rnn.weights_from_params(p), x)
+        loss = train._masked_mse(out, y, m)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return {k: v.detach().double() for k, v in p.items()}
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"task": "flipflop", "task_params": {"length": 6}, "n_hidden": 64},  # sizes 192, 4096, 192: one flat vector
+        {"construction": "cayley"},  # ragged sizes: Adam over the separate tensors
+        {},
+    ],
+)
+def test_training_is_bitwise_adam_over_the_separate_tensors(overrides):
+    cfg = _tiny(steps=25, **overrides)
+    ours = train.train(cfg, progress=False).params
+    reference = _per_tensor_adam(cfg)
+    assert ours.keys() == reference.keys()
+    assert all(torch.equal(ours[k], reference[k]) for k in ours)
+
+
+def test_load_or_train_many_in_processes_matches_serial_training(_cache):
+    configs = [_tiny(seed=s) for s in (1, 2, 3)] + [_tiny(seed=1)]  # a duplicate trains once
+    serial = [train.train(c, progress=False) for c in configs[:3]]
+    pooled = train.load_or_train_many(configs, workers=2, progress=False)
+    assert [r.config for r in pooled] == configs
+    assert [r.from_cache for r in pooled] == [False, False, False, False]
+    for a, b in zip(serial + serial[:1], pooled, strict=True):
+        assert all(torch.equal(a.weights[k], b.weights[k]) for k in a.weights)
+        assert (a.loss_history == b.loss_history).all()
+    again = train.load_or_train_many(configs, workers=2, progress=False)
+    assert all(r.from_cache for r in again)
+
+
+def test_load_or_train_many_rejects_bad_input(_cache):
+    with pytest.raises(ValueError, match="workers=0"):
+        train.load_or_train_many([_tiny()], workers=0)
+    with pytest.raises(TypeError, match="TrainConfig"):
+        train.load_or_train_many([{"task": "copy"}])
+    path = train.cache_path(_tiny())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(CorruptCheckpointError):
+        train.load_or_train_many([_tiny()], workers=1)
+    with pytest.warns(UserWarning, match="retraining"):
+        (r,) = train.load_or_train_many([_tiny()], workers=1, progress=False, on_corrupt="retrain")
+    assert not r.from_cache
