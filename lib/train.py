@@ -151,6 +151,40 @@ def train(config: TrainConfig, progress: bool = True) -> TrainResult:
         torch.set_num_threads(threads)
 
 
+class _Adam:
+    """Adam with torch's defaults (β = (0.9, 0.999), ε = 1e-8, no weight decay) on a list of leaves.
+
+    The update is ``torch.optim.Adam``'s single-tensor path op for op, so the weights are bit for bit the same
+    (tested); what it drops is the optimiser's per-call bookkeeping, about 0.3 ms of a 4 ms training step here.
+    """
+
+    def __init__(self, leaves: list[torch.Tensor], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.leaves, self.lr, self.betas, self.eps, self.steps = leaves, lr, betas, eps, 0
+        self.exp_avg = [torch.zeros_like(x, memory_format=torch.preserve_format) for x in leaves]
+        self.exp_avg_sq = [torch.zeros_like(x, memory_format=torch.preserve_format) for x in leaves]
+
+    def zero_grad(self) -> None:
+        for x in self.leaves:
+            x.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        beta1, beta2 = self.betas
+        self.steps += 1
+        step = float(self.steps)
+        bias_correction1 = 1 - beta1**step
+        bias_correction2 = 1 - beta2**step
+        step_size = self.lr / bias_correction1
+        bias_correction2_sqrt = bias_correction2**0.5
+        for x, m, v in zip(self.leaves, self.exp_avg, self.exp_avg_sq, strict=True):
+            if x.grad is None:
+                continue
+            m.lerp_(x.grad, 1 - beta1)
+            v.mul_(beta2).addcmul_(x.grad, x.grad, value=1 - beta2)
+            denom = (v.sqrt() / bias_correction2_sqrt).add_(self.eps)
+            x.addcdiv_(m, denom, value=-step_size)
+
+
 def _views(flat: torch.Tensor, layout: list[tuple[str, torch.Size, int]]) -> dict[str, torch.Tensor]:
     """The named parameter tensors as views of the flat parameter vector (gradients flow back into ``flat``)."""
     out, start = {}, 0
@@ -175,7 +209,7 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
     else:
         tensors = {k: v.to(dtype).requires_grad_(True) for k, v in p64.items()}
         leaves, named = list(tensors.values()), lambda: tensors
-    opt = torch.optim.Adam(leaves, lr=config.lr)
+    opt = _Adam(leaves, lr=config.lr)
     val = None
     if config.stop_accuracy is not None:
         val_params = {**config.task_params, **config.stop_task_params}
@@ -183,16 +217,17 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
             task_batch(config.task, config.stop_batch_size, seed=config.seed, stream=VALIDATION_STREAM, **val_params),
             dtype,
         )
-    losses, val_history = [], []
+    losses, val_history, workspace = [], [], {}
     desc = f"{config.task} {config.construction} N_h={config.n_hidden} seed={config.seed}"
     bar = tqdm(total=config.steps, desc=desc, file=sys.stderr, disable=not progress, mininterval=1.0, leave=True)
     for step in range(1, config.steps + 1):
         x, y, m = _unpack(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
         p = named()
-        out, _ = rnn.rollout_fast(rnn.weights_from_params(p), x)
-        loss = _masked_mse(out, y, m)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
+        weights = rnn.weights_from_params(p)
+        loss, grads = rnn.mse_and_grads(weights, x, y, m, workspace)  # autograd's arithmetic, no graph (see rnn)
+        opt.zero_grad()
+        # into the parameters: W_xh, W_hy and a dense W_hh are (views of) them; the Cayley W_hh is built from P, D
+        torch.autograd.backward([weights[k] for k in rnn.WEIGHT_NAMES], [grads[k] for k in rnn.WEIGHT_NAMES])
         opt.step()
         losses.append(loss.item())
         bar.update(1)
