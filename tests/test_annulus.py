@@ -154,7 +154,8 @@ def test_flows_in_processes_equal_flows_here():
         for key, rec in here[name].records.items():
             other = pooled[name].records[key]
             assert rec.diagnostics.keys() == other.diagnostics.keys()
-            assert all(np.array_equal(rec.diagnostics[k], other.diagnostics[k], equal_nan=True) for k in rec.diagnostics)
+            for k, values in rec.diagnostics.items():
+                assert np.array_equal(values, other.diagnostics[k], equal_nan=True), (name, key, k)
     single = A.run_condition(pb, "a", starts["a"][0], datasets=("wedge",), **kw)
     assert all(
         np.array_equal(single.records[key].diagnostics["defect"], rec.diagnostics["defect"])
