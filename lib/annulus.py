@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from lib import params
 from lib import sensitivity as sens
 from lib import symmetry as sym
 from lib.flows import FlowRecord, euler_flow
@@ -582,7 +583,7 @@ def run_conditions(
         steps=steps, dt=dt, fixed_gauges=tuple(fixed_gauges), record_every=record_every,
         invariance_every=invariance_every, snapshot_stops=tuple(snapshot_stops),
     )  # fmt: skip
-    workers = default_workers() if workers is None else workers
+    workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
     pairs = [(name, kind) for name in starts for kind in KINDS]
     if workers > 1:  # most expensive first (a re-solve costs about the retained rank), so the workers end together
         rank = {name: problem.rank(theta0) for name, (theta0, _) in starts.items()}
@@ -614,11 +615,11 @@ def authors_resolve(model: nn.Module, probes: Tensor, target: Tensor, *, tau: fl
 
     ``model`` is a float64 module; used as the benchmark baseline and as a cross-check of the fast route.
     """
-    params = list(model.parameters())
+    weights = list(model.parameters())
     rows = []
     for x in probes:
         out = model(x[None])[0, 0]
-        grads = torch.autograd.grad(out, params)
+        grads = torch.autograd.grad(out, weights)
         rows.append(torch.cat([g.reshape(-1) for g in grads]))
     J = torch.stack(rows)
     return sens.lift(J, target, tau=tau, method="svd")

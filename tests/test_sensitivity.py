@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -200,3 +202,25 @@ def test_lift_shape_and_finiteness_errors():
 def test_column_norms_blocked_sum():
     J = torch.randn(1300, 37, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
     assert torch.allclose(sens.column_norms(J, rows=128), torch.linalg.vector_norm(J, dim=0), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("spread", [1.0, 1e-6])
+def test_gauge_cholesky_and_qr_routes_agree(monkeypatch, spread):
+    """The r × r Cholesky route and the Householder QR route give the same c̃ = Aᵀ(AAᵀ)⁻¹α; an ill-conditioned A
+    (columns spread over six decades, κ(AAᵀ) far above CHOLESKY_MAX_COND) takes the QR route."""
+    g = torch.Generator().manual_seed(12)
+    At = torch.randn(300, 20, generator=g) * torch.logspace(0, math.log10(spread), 20)
+    alpha = torch.randn(20, generator=g)
+    w = torch.linalg.eigvalsh(At.T @ At)
+    assert (w[-1] / w[0] > sens.CHOLESKY_MAX_COND) == (spread < 1)
+    routes = []
+    monkeypatch.setattr(sens.torch, "geqrf", lambda *a, _f=torch.geqrf: routes.append("qr") or _f(*a))
+    ours = sens._min_norm_solution(At, alpha)
+    assert routes == ([] if spread == 1 else ["qr"])
+    reference = torch.linalg.pinv(At.T) @ alpha  # minimum-norm solution of A c̃ = α
+    assert torch.allclose(ours, reference, atol=1e-9 * reference.norm())
+    monkeypatch.setattr(sens, "CHOLESKY_MAX_COND", 0.0)  # force QR
+    assert torch.allclose(sens._min_norm_solution(At, alpha), ours, atol=1e-9 * reference.norm())
+    At[:, 1] = At[:, 0]  # rank-deficient: no route may return a solution
+    with pytest.raises(ValueError, match="rank-deficient"):
+        sens._min_norm_solution(At, alpha)
