@@ -42,8 +42,8 @@ unit: $(STAMP)
 results: execute
 	$(VENV)/bin/pytest -m results tests
 
-nbval: execute
-	$(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+nbval: execute  # $(JOBS) notebooks at once, so one worker process each (lib.parallel)
+	BOOK_WORKERS=$${BOOK_WORKERS:-1} $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-n $(JOBS) --dist loadfile -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)

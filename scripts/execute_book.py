@@ -152,15 +152,21 @@ def check_parameters(stem: str, source: Path, parameters: dict) -> None:
 # --------------------------------------------------------------------------------------------- execution
 
 
-def kernel_env() -> dict[str, str]:
-    """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel."""
+def kernel_env(workers: int = 1) -> dict[str, str]:
+    """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel,
+    and ``workers`` processes for a chapter's independent jobs (``lib.parallel``; ``$BOOK_WORKERS`` overrides)."""
     env = dict(os.environ)
+    env.setdefault("BOOK_WORKERS", str(workers))
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("MKL_NUM_THREADS", "1")
     env.setdefault("PYTHONHASHSEED", "0")
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     env["BOOK_BUILD_DIR"] = str(build_dir())
     return env
+
+
+def available_cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def build_dir() -> Path:
@@ -177,8 +183,9 @@ def set_title(nb, title: str | None) -> None:
             return
 
 
-def execute_chapter(stem: str, entry: dict, out_dir: Path, log_dir: Path, fp: str) -> float:
-    """Execute one chapter into ``out_dir/<stem>.ipynb``; return the wall time. Raises on failure."""
+def execute_chapter(stem: str, entry: dict, out_dir: Path, log_dir: Path, fp: str, workers: int = 1) -> float:
+    """Execute one chapter into ``out_dir/<stem>.ipynb`` (``workers`` processes for its jobs); return the wall time.
+    Raises on failure."""
     out = out_dir / f"{stem}.ipynb"
     log = log_dir / f"{stem}.log"
     nb = jupytext.read(entry["source"])
@@ -196,7 +203,7 @@ def execute_chapter(stem: str, entry: dict, out_dir: Path, log_dir: Path, fp: st
         ]  # fmt: skip
         start = time.perf_counter()
         with open(log, "w") as fh:
-            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=kernel_env(), cwd=ROOT)
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=kernel_env(workers), cwd=ROOT)
         elapsed = time.perf_counter() - start
         if proc.returncode != 0:
             failed = log_dir / f"{stem}.failed.ipynb"
@@ -379,12 +386,14 @@ def main(argv: list[str] | None = None) -> int:
         if stem not in todo:
             print(f"  up to date {stem}", flush=True)
 
+    # the CPUs are shared out: chapters running side by side each get one worker process, a chapter alone gets all
+    workers = max(1, available_cpus() // max(1, min(args.jobs, len(todo))))
     start = time.perf_counter()
     sub_manifest = {s: {**manifest[s], "after": [d for d in manifest[s]["after"] if d in todo]} for s in todo}
     timings, failures = schedule(
         sub_manifest,
         todo,
-        lambda s: execute_chapter(s, manifest[s], out_dir, log_dir, fingerprints[s]),
+        lambda s: execute_chapter(s, manifest[s], out_dir, log_dir, fingerprints[s], workers),
         args.jobs,
     )
     total = time.perf_counter() - start

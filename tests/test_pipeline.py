@@ -128,3 +128,11 @@ def test_unknown_chapter_is_refused(tiny_book):
     (book / "chapters.yml").write_text("ok: {}\n")
     proc = _run(book, "--only", "nope", env=env)
     assert proc.returncode == 2 and "chapters are: ['ok']" in proc.stderr
+
+
+def test_kernel_env_gives_workers_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("BOOK_WORKERS", raising=False)
+    env = execute_book.kernel_env(2)
+    assert env["BOOK_WORKERS"] == "2" and env["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("BOOK_WORKERS", "1")
+    assert execute_book.kernel_env(2)["BOOK_WORKERS"] == "1"
