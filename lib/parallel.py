@@ -20,14 +20,19 @@ from tqdm import tqdm
 from lib import params
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def default_workers() -> int:
-    """Processes used when none are given: ``$BOOK_WORKERS`` if set, else the CPUs this process may run on."""
+    """Processes used when none are given: ``$BOOK_WORKERS`` if set, else :func:`available_cpus`."""
     value = os.environ.get("BOOK_WORKERS")
     if value is not None:
         if not value.isdigit() or int(value) < 1:
             raise ValueError(f"BOOK_WORKERS={value!r} must be a positive integer (processes for independent jobs)")
         return int(value)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return available_cpus()
 
 
 def map_in_processes(

@@ -129,12 +129,6 @@ def task_batch(task: str, batch_size: int, *, seed: int, stream: int = HELDOUT_S
     return spec.generate(batch_size, seed=np.random.default_rng([seed, stream]), **task_params)
 
 
-def _masked_mse(out_bty, targets_bty, mask_bty):
-    if mask_bty is None:
-        return torch.mean((out_bty - targets_bty) ** 2)
-    return torch.sum((out_bty - targets_bty) ** 2 * mask_bty) / torch.sum(mask_bty)
-
-
 def _unpack(batch, dtype):
     mask = getattr(batch, "mask_bty", None)
     conv = lambda t: torch.as_tensor(t, dtype=dtype)  # noqa: E731
@@ -320,23 +314,31 @@ def load(path: Path, config: TrainConfig) -> TrainResult:
     )
 
 
-def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = "raise") -> TrainResult:
-    """The cached model for ``config`` or a freshly trained (and cached) one; ``on_corrupt`` ∈ {"raise", "retrain"}."""
+def _cached(config: TrainConfig, on_corrupt: str) -> TrainResult | None:
+    """The cached model for ``config``, or None if there is none (or it is corrupt and ``on_corrupt="retrain"``)."""
     params.choice("on_corrupt", on_corrupt, ("raise", "retrain"))
     path = cache_path(config)
-    if path.exists():
-        try:
-            result = load(path, config)
-            if progress:
-                print(f"loaded from cache: {path.name} ({result.steps_run} steps)", file=sys.stderr)
-            return result
-        except CorruptCheckpointError as exc:
-            if on_corrupt == "raise":
-                raise
-            warnings.warn(f"{exc}; retraining", stacklevel=2)
+    if not path.exists():
+        return None
+    try:
+        return load(path, config)
+    except CorruptCheckpointError as exc:
+        if on_corrupt == "raise":
+            raise
+        warnings.warn(f"{exc}; retraining", stacklevel=3)
+        return None
+
+
+def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = "raise") -> TrainResult:
+    """The cached model for ``config`` or a freshly trained (and cached) one; ``on_corrupt`` ∈ {"raise", "retrain"}."""
+    result = _cached(config, on_corrupt)
+    if result is not None:
+        if progress:
+            print(f"loaded from cache: {result.path.name} ({result.steps_run} steps)", file=sys.stderr)
+        return result
     result = train(config, progress=progress)
-    save_checkpoint(path, _payload(result))
-    result.path = path
+    save_checkpoint(cache_path(config), _payload(result))
+    result.path = cache_path(config)
     return result
 
 
@@ -347,9 +349,9 @@ def _expected_cost(config: TrainConfig) -> int:
     return config.steps * config.batch_size * length * config.n_hidden**2
 
 
-def _train_and_store(config: TrainConfig) -> float:
-    """Worker of ``load_or_train_many``: train ``config`` without a bar, cache it atomically, return its seconds."""
-    result = train(config, progress=False)
+def _train_and_store(config: TrainConfig, progress: bool) -> float:
+    """Worker of ``load_or_train_many``: train ``config``, cache it atomically, return its seconds."""
+    result = train(config, progress=progress)
     save_checkpoint(cache_path(config), _payload(result))
     return result.train_seconds
 
@@ -368,33 +370,23 @@ def load_or_train_many(
     if not all(isinstance(c, TrainConfig) for c in configs):
         raise TypeError(f"configs must be TrainConfig objects; got {sorted({type(c).__name__ for c in configs})}")
     workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
-    params.choice("on_corrupt", on_corrupt, ("raise", "retrain"))
-    missing: dict[str, TrainConfig] = {}
+    found: dict[str, TrainResult | None] = {}
     for config in configs:
-        path = cache_path(config)
-        if path.exists():
-            try:
-                load(path, config)
-                continue
-            except CorruptCheckpointError as exc:
-                if on_corrupt == "raise":
-                    raise
-                warnings.warn(f"{exc}; retraining", stacklevel=2)
-        missing.setdefault(config.key(), config)
-    todo = sorted(missing.values(), key=_expected_cost, reverse=True)  # longest first: the workers finish together
-    if len(todo) > 1 and workers > 1:
-        map_in_processes(
-            _train_and_store,
-            [(c,) for c in todo],
-            workers=workers,
-            desc=f"training {len(todo)} models",
-            progress=progress,
-            label=lambda args, seconds: f"{args[0].task} seed={args[0].seed} {seconds:.0f} s",
-        )
-    else:
-        for config in todo:
-            save_checkpoint(cache_path(config), _payload(train(config, progress=progress)))
-    results = [load(cache_path(c), c) for c in configs]
-    for result in results:
-        result.from_cache = result.config.key() not in missing
-    return results
+        if config.key() not in found:
+            found[config.key()] = _cached(config, on_corrupt)
+    todo = sorted(
+        {c.key(): c for c in configs if found[c.key()] is None}.values(), key=_expected_cost, reverse=True
+    )  # longest first: the workers finish together
+    here = workers == 1 or len(todo) == 1  # then the per-model bar; in processes one bar over the models
+    map_in_processes(
+        _train_and_store,
+        [(c, progress and here) for c in todo],
+        workers=workers,
+        desc=f"training {len(todo)} models",
+        progress=progress,
+        label=lambda args, seconds: f"{args[0].task} seed={args[0].seed} {seconds:.0f} s",
+    )
+    for config in todo:
+        found[config.key()] = load(cache_path(config), config)
+        found[config.key()].from_cache = False
+    return [found[c.key()] for c in configs]

@@ -37,6 +37,8 @@ import nbformat
 import papermill
 import yaml
 
+from lib.parallel import available_cpus
+
 ROOT = Path(__file__).resolve().parent.parent
 FINGERPRINT_KEY = "book_fingerprint"
 
@@ -163,10 +165,6 @@ def kernel_env(workers: int = 1) -> dict[str, str]:
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     env["BOOK_BUILD_DIR"] = str(build_dir())
     return env
-
-
-def available_cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def build_dir() -> Path:

@@ -164,7 +164,8 @@ def _per_tensor_adam(config: TrainConfig) -> dict[str, torch.Tensor]:
     for _ in range(config.steps):
         x, y, m = train._unpack(spec.generate(config.batch_size, seed=rng, **config.task_params), torch.float32)
         out, _ = rnn.rollout_fast(rnn.weights_from_params(p), x)
-        loss = train._masked_mse(out, y, m)
+        sq = (out - y) ** 2
+        loss = torch.mean(sq) if m is None else torch.sum(sq * m) / torch.sum(m)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
