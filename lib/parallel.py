@@ -1,9 +1,10 @@
 """Independent jobs (models to train, flows to integrate) spread over a few processes, with one progress bar.
 
-Processes are started with ``spawn``: a worker imports ``lib`` afresh and inherits none of the parent's thread pools
-(forking a process whose OpenMP/MKL threads already ran is not safe), so each job computes exactly as it would in the
-parent with the same number of threads. Jobs must be top-level functions of an importable module and their arguments
-and results picklable; seeds travel inside the arguments, so results do not depend on which worker ran a job.
+The calling process takes jobs itself, next to ``workers − 1`` processes started with ``spawn``: a worker imports
+``lib`` afresh and inherits none of the parent's thread pools (forking a process whose OpenMP/MKL threads already ran
+is not safe), so each job computes exactly as it would in the parent with the same number of threads. Jobs must be
+top-level functions of an importable module and their arguments and results picklable; seeds travel inside the
+arguments, so results do not depend on which process ran a job.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -44,11 +46,14 @@ def map_in_processes(
     progress: bool = True,
     label: Callable[[tuple, Any], str] | None = None,
 ) -> list[Any]:
-    """``[fn(*args) for args in jobs]``, computed ``workers`` at a time in spawned processes; results in job order.
+    """``[fn(*args) for args in jobs]``, computed ``workers`` at a time; results in job order.
 
     ``workers`` defaults to :func:`default_workers`; with one worker (or one job) the jobs run here, one after the
-    other. The bar (stderr) counts finished jobs; ``label(args, result)`` names the last one. A job's exception is
-    raised here once the jobs already running have finished; jobs not yet started are dropped.
+    other. Otherwise this process is one of the workers and ``workers − 1`` spawned processes are the others: each
+    takes the next job in order when it is free, so this process works while the others start (importing torch
+    costs a spawned process about 3 s). The bar (stderr) counts finished jobs; ``label(args, result)`` names the
+    last one. A job's exception is raised here once the jobs already running have finished; jobs not yet started are
+    dropped.
     """
     jobs = list(jobs)
     workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
@@ -56,19 +61,71 @@ def map_in_processes(
     if n_proc <= 1:
         return [fn(*args) for args in jobs]
     results: list[Any] = [None] * len(jobs)
+    errors: list[BaseException] = []
+    order = iter(range(len(jobs)))
+    lock = threading.Condition()
+    running = 0  # jobs submitted to the pool and not finished
     bar = tqdm(total=len(jobs), desc=f"{desc} in {n_proc} processes", file=sys.stderr, disable=not progress)
-    with cf.ProcessPoolExecutor(max_workers=n_proc, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = {pool.submit(fn, *args): i for i, args in enumerate(jobs)}
-        try:
-            for future in cf.as_completed(futures):
-                i = futures[future]
-                results[i] = future.result()
+
+    def take() -> int | None:
+        with lock:
+            return None if errors else next(order, None)
+
+    def finished(i: int, result: Any = None, error: BaseException | None = None) -> None:
+        with lock:
+            if error is not None:
+                errors.append(error)
+            else:
+                results[i] = result
                 if label is not None:
-                    bar.set_postfix_str(label(jobs[i], results[i]))
+                    bar.set_postfix_str(label(jobs[i], result), refresh=False)
                 bar.update(1)
-        except BaseException:
-            pool.shutdown(wait=True, cancel_futures=True)  # jobs not yet started are dropped
+
+    def submit_next(pool: cf.Executor) -> None:
+        nonlocal running
+        i = take()
+        if i is None:
+            return
+        with lock:
+            running += 1
+        try:
+            future = pool.submit(fn, *jobs[i])
+        except BaseException:  # a broken or closing pool: the job is not running
+            with lock:
+                running -= 1
+                lock.notify_all()
             raise
+
+        def done(f: cf.Future, i: int = i) -> None:  # runs in the pool's thread: record, then feed the worker
+            nonlocal running
+            error = f.exception() if not f.cancelled() else cf.CancelledError()
+            finished(i, None if error else f.result(), error)
+            try:
+                submit_next(pool)
+            except RuntimeError:  # the pool is shutting down after an error here
+                pass
+            with lock:
+                running -= 1
+                lock.notify_all()
+
+        future.add_done_callback(done)
+
+    context = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(max_workers=n_proc - 1, mp_context=context) as pool:
+        try:
+            for _ in range(n_proc - 1):
+                submit_next(pool)
+            while (i := take()) is not None:
+                try:
+                    result = fn(*jobs[i])
+                except BaseException as error:
+                    finished(i, error=error)
+                    break
+                finished(i, result)
+            with lock:
+                lock.wait_for(lambda: running == 0)
         finally:
             bar.close()
+    if errors:
+        raise errors[0]
     return results

@@ -28,6 +28,7 @@ from torch.func import functional_call, jacrev, vmap
 GAUGES = ("sensitivity", "minnorm")
 METHODS = ("auto", "svd", "gram")
 GRAM_MIN_TAU = 1e-5  # "auto" uses the Gram route only for cutoffs at or above this
+GRAM_ROWS = 1024  # rows of Aᵀ per product when forming the gauge's r × r Gram matrix
 CHOLESKY_MAX_COND = 1e6  # the gauge is solved by Cholesky of the r × r Gram AAᵀ up to this condition number, else QR
 
 
@@ -236,9 +237,9 @@ def truncated_svd(J, *, tau: float = 1e-3, method: str = "auto") -> TruncatedSVD
     if method == "svd":
         if not hasattr(op, "dense"):
             raise ValueError(f"method='svd' needs a dense J; {type(op).__name__} has no dense()")
-        U, S, Vh = torch.linalg.svd(op.dense(), full_matrices=False)
+        U, S, V = _thin_svd(op.dense())
         r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
-        return TruncatedSVD(U[:, :r], S[:r], Vh[:r].T, S, col_norms, "svd")
+        return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd")
     small_rows = m <= p
     w, Q = torch.linalg.eigh(op.gram())  # ascending
     w, Q = w.flip(0), Q.flip(1)
@@ -254,6 +255,19 @@ def truncated_svd(J, *, tau: float = 1e-3, method: str = "auto") -> TruncatedSVD
     return TruncatedSVD(U, Sr, V, S, col_norms, "gram")
 
 
+def _thin_svd(J: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """J = U diag(S) Vᵀ, thin (k = min(M, p) columns each), by LAPACK's gesdd on the tall orientation of J.
+
+    A wide J is decomposed as its transpose, Jᵀ = V S Uᵀ: the same exact SVD, but MKL's gesdd takes 4–5 s on the
+    408 × 19,009 annulus Jacobian and 1 s on its 19,009 × 408 transpose (one core).
+    """
+    if J.shape[0] < J.shape[1]:
+        V, S, Uh = torch.linalg.svd(J.T, full_matrices=False)
+        return Uh.T, S, V
+    U, S, Vh = torch.linalg.svd(J, full_matrices=False)
+    return U, S, Vh.T
+
+
 def _min_norm_solution(At: Tensor, alpha: Tensor) -> Tensor:
     """c̃ = Aᵀ(AAᵀ)⁻¹α, the minimum-norm solution of A c̃ = α, for Aᵀ (p, r) with r ≤ p; shape (p,).
 
@@ -263,7 +277,9 @@ def _min_norm_solution(At: Tensor, alpha: Tensor) -> Tensor:
     about ε·κ(A), at four times the cost on the annulus (p = 19,009, r ≈ 30–100). ValueError if A is rank-deficient.
     """
     p, r = At.shape
-    gram = At.T @ At
+    gram = torch.zeros(r, r, dtype=At.dtype)
+    for block in At.split(GRAM_ROWS):  # AᵀA by blocks of rows: 1.5× faster than one call for p ≫ r (MKL)
+        gram.addmm_(block.T, block)
     w = torch.linalg.eigvalsh(gram)  # ascending
     if w[0] > 0 and w[-1] <= CHOLESKY_MAX_COND * w[0]:
         y = torch.cholesky_solve(alpha[:, None], torch.linalg.cholesky(gram))

@@ -361,10 +361,11 @@ def load_or_train_many(
 ) -> list[TrainResult]:
     """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
 
-    Each missing model trains on one thread in a worker process (``lib.parallel``), is written to the cache, and is
-    read back from there: the weights are bit-identical to training them one after another here. ``workers``
-    defaults to :func:`lib.parallel.default_workers`; ``workers=1`` (or a single missing model) trains in this
-    process with the per-model progress bar. Results follow the order of ``configs``.
+    Each missing model trains on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
+    ``lib.parallel``), is written to the cache, and is read back from there: the weights are bit-identical to
+    training them one after another here. ``workers`` defaults to :func:`lib.parallel.default_workers`;
+    ``workers=1`` (or a single missing model) trains in this process with the per-model progress bar. Results follow
+    the order of ``configs``.
     """
     configs = list(configs)
     if not all(isinstance(c, TrainConfig) for c in configs):

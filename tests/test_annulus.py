@@ -95,6 +95,22 @@ def test_generator_and_quarter_turn_reynolds():
     assert pb.n_reps == 102
 
 
+def test_blocked_forward_and_gelu():
+    """Π f's 6,528 points go through the MLP in blocks of FORWARD_CHUNK rows: the blocks change no logit, and the
+    GELU written as z·Φ(z) agrees with torch's to rounding."""
+    pb = A.AnnulusProblem({"wedge": A.make_data(90.0)})
+    theta = torch.nn.utils.parameters_to_vector(A.init_model().double().parameters()).detach()
+    net = pb.params(theta)
+    x = pb.orbit_points
+    assert x.shape[0] > 2 * A.FORWARD_CHUNK
+    torch.testing.assert_close(net.forward(x), net._forward(x), rtol=0, atol=1e-14)
+    with torch.no_grad():
+        ref = A.theta_to_module(theta)(x)[:, 0]
+    torch.testing.assert_close(net.forward(x), ref, rtol=1e-14, atol=1e-15)
+    z = torch.linspace(-9, 9, 2001, dtype=torch.float64)
+    torch.testing.assert_close(A._gelu_cdf(z) * z, torch.nn.functional.gelu(z), rtol=5e-16, atol=1e-15)
+
+
 def test_fast_lift_matches_dense_svd_lift():
     pb = _small_problem()
     theta = _theta(3)

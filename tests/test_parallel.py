@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import os
 
 import pytest
 
@@ -17,9 +18,24 @@ def test_results_follow_job_order_in_processes_and_here():
     assert parallel.map_in_processes(operator.pow, [], workers=2) == []
 
 
+def _pid_after(seconds: float) -> int:
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()
+
+
+def test_this_process_takes_jobs_next_to_the_workers():
+    pids = parallel.map_in_processes(_pid_after, [(0.2,)] * 4, workers=2, progress=False)
+    assert pids[0] != os.getpid()  # the first job goes to the worker before this process takes any
+    assert pids[1] == os.getpid()  # and this process works on the next while the worker starts
+
+
 def test_a_failing_job_raises_in_the_parent():
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(ZeroDivisionError):  # the worker takes (1, 1), this process fails on (1, 0)
         parallel.map_in_processes(operator.truediv, [(1, 1), (1, 0), (2, 1)], workers=2, progress=False)
+    with pytest.raises(ZeroDivisionError):  # a worker fails on (1, 0)
+        parallel.map_in_processes(operator.truediv, [(1, 0)] + [(1, 1)] * 4, workers=3, progress=False)
 
 
 def test_worker_count_and_its_validation(monkeypatch):

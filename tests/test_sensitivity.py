@@ -224,3 +224,16 @@ def test_gauge_cholesky_and_qr_routes_agree(monkeypatch, spread):
     At[:, 1] = At[:, 0]  # rank-deficient: no route may return a solution
     with pytest.raises(ValueError, match="rank-deficient"):
         sens._min_norm_solution(At, alpha)
+
+
+@pytest.mark.parametrize("shape", [(40, 300), (300, 40), (30, 30)])
+def test_thin_svd_either_orientation(shape):
+    """The exact route decomposes a wide J through its transpose; the factors are still J's."""
+    J = torch.randn(*shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    U, S, V = sens._thin_svd(J)
+    k = min(shape)
+    assert U.shape == (shape[0], k) and S.shape == (k,) and V.shape == (shape[1], k)
+    torch.testing.assert_close(U @ torch.diag(S) @ V.T, J, rtol=0, atol=1e-12)
+    torch.testing.assert_close(U.T @ U, torch.eye(k, dtype=J.dtype), rtol=0, atol=1e-12)
+    torch.testing.assert_close(V.T @ V, torch.eye(k, dtype=J.dtype), rtol=0, atol=1e-12)
+    torch.testing.assert_close(S, torch.linalg.svdvals(J), rtol=1e-12, atol=0)
