@@ -4,6 +4,9 @@ Ours: per-layer Jacobian factors, the 408 × 408 Gram matrix J Jᵀ from them, `
 factored operator (``lib.annulus.AnnulusProblem.lift``). The paper's code: one backward pass per probe to build J,
 a full SVD of J, the same gauged lift (``lib.annulus.authors_resolve``). Both run in this process on the trained
 full-annulus model; the median of repeats is compared (target: at least 30× faster) and the two c* must agree.
+It also reports the annulus chapter's last execution (``_build/timings.json``) and how many processes its flows
+had (glued ``flow_workers``): the target is 2 minutes for the chapter executed alone on this 2-core machine
+(``scripts/execute_book.py --only annulus --force``); in the full build it shares the CPUs with another chapter.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_lift.py [--repeats 7] [--baseline-repeats 3]
 
@@ -76,6 +79,7 @@ def main(repeats: int = 7, baseline_repeats: int = 3) -> dict:
         "machine": platform.machine(),
         "load_average_1min": os.getloadavg()[0],
     }
+    result.update(_last_chapter_run())
     path = build_dir() / "benchmarks" / "lift.json"
     atomic_write_bytes(path, (json.dumps(result, indent=2) + "\n").encode())
     print(
@@ -83,7 +87,23 @@ def main(repeats: int = 7, baseline_repeats: int = 3) -> dict:
         f"{result['ratio']:.0f}× faster (CPU time: {result['cpu_ratio']:.0f}×); c* agree to {agreement:.1e}; "
         f"rank {res_ours.rank}/{res_auth.rank}; load average {result['load_average_1min']:.1f}; wrote {path}"
     )
+    if result["chapter_seconds"] is not None:
+        print(
+            f"annulus chapter, last execution: {result['chapter_seconds']:.0f} s with its flows in "
+            f"{result['chapter_flow_workers']} process(es) (target: 120 s executed alone on 2 CPUs)"
+        )
     return result
+
+
+def _last_chapter_run() -> dict:
+    """The annulus chapter's last wall time and the processes its flows ran in (None where not executed yet)."""
+    out = {"chapter_seconds": None, "chapter_flow_workers": None}
+    timings, results = build_dir() / "timings.json", build_dir() / "results.json"
+    if timings.is_file():
+        out["chapter_seconds"] = json.loads(timings.read_text()).get("annulus")
+    if results.is_file():
+        out["chapter_flow_workers"] = json.loads(results.read_text()).get("annulus::flow_workers")
+    return out
 
 
 if __name__ == "__main__":

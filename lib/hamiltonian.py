@@ -18,6 +18,7 @@ tall J by a seeded randomized range finder with power iterations; it is handed t
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -25,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 from torch import Tensor
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from lib import store
 from lib.paths import cache_dir
@@ -494,7 +495,7 @@ def train(cfg: TrainConfig = TrainConfig(), *, progress: bool = True) -> TrainRe
     perm, pos = torch.randperm(n, generator=gen), 0
     t0 = time.perf_counter()
     running = 0.0
-    bar = tqdm(total=cfg.steps, desc="training ASRNN", disable=not progress, mininterval=1.0)
+    bar = tqdm(total=cfg.steps, desc="training ASRNN", file=sys.stderr, disable=not progress, mininterval=1.0)
     for step in range(cfg.steps + 1):
         if step in cfg.snapshot_steps:
             snaps[step] = model.to(torch.float32)
