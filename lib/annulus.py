@@ -278,11 +278,15 @@ class MLPJacobian:
         return self.row_gram()
 
     def row_gram(self) -> Tensor:
-        """J Jᵀ = Σ_l (Δ_l Δ_lᵀ) ⊙ (A_l A_lᵀ + 1), (N, N), without forming J."""
-        G = torch.zeros(self.n, self.n, dtype=self.factors[0][0].dtype)
+        """J Jᵀ = Σ_l (Δ_l Δ_lᵀ) ⊙ (A_l A_lᵀ + 1), (N, N), without forming J.
+
+        The products go through numpy's OpenBLAS (5 ms against MKL's 9 ms here; see ``lib.sensitivity``).
+        """
+        G = np.zeros((self.n, self.n), dtype=np.float64)
         for d, a in self.factors:
-            G += (d @ d.T) * (a @ a.T + 1)
-        return G
+            dn, an = d.detach().numpy(), a.detach().numpy()
+            G += (dn @ dn.T) * (an @ an.T + 1)
+        return torch.from_numpy(G)
 
     def _split(self, c: Tensor):
         start = 0
