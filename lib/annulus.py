@@ -433,7 +433,7 @@ class AnnulusProblem:
     def rank(self, theta: Tensor) -> int:
         """The retained rank of J at θ (singular values ≥ τσ₁), from the eigenvalues of J Jᵀ."""
         w = torch.linalg.eigvalsh(self.evaluate(theta).jac.row_gram()).clamp_min(0).sqrt()
-        return int((w >= self.tau * w[-1]).sum())
+        return sens.retained_rank(w.flip(0), self.tau)
 
     def target(self, ev: Evaluation, kind: str) -> Tensor:
         """The function-space direction: X f for c (our sign; the paper's η is −X f), −δ for b (paper's b*)."""
@@ -655,7 +655,7 @@ def authors_resolve(model: nn.Module, probes: Tensor, target: Tensor, *, tau: fl
         rows.append(torch.cat([g.reshape(-1) for g in grads]))
     J = torch.stack(rows)
     U, S, Vh = torch.linalg.svd(J, full_matrices=False)  # SVD(J) of the (N, p) matrix itself, as the paper's code
-    r = int((S >= tau * S[0]).sum())
+    r = sens.retained_rank(S, tau)
     svd = sens.TruncatedSVD(U[:, :r], S[:r], Vh[:r].T, S, sens.column_norms(J), "svd")
     return sens.lift(J, target, tau=tau, svd=svd)
 

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from lib import store
 from lib.paths import cache_dir
-from lib.sensitivity import TruncatedSVD, column_norms
+from lib.sensitivity import TruncatedSVD, column_norms, retained_rank
 
 TRAIN_ALPHAS: tuple[float, ...] = (-1.1, -0.8, -0.6, -0.2, 0.2, 0.6, 0.8, 1.1)
 ANALYSIS_ALPHAS: tuple[float, ...] = (-1.0, -0.8, -0.7, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4,
@@ -747,7 +747,7 @@ def sketched_svd(J: Tensor, *, tau: float = 1e-3, rank: int = 128, power: int = 
         Q = torch.linalg.qr(J @ Z).Q
     B = Q.T @ J  # (k, p)
     Ub, S, Vh = torch.linalg.svd(B, full_matrices=False)
-    r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
+    r = retained_rank(S, tau)
     if k < min(J.shape) and r > 0.75 * k:
         raise ValueError(f"retained rank {r} is too close to the sketch size rank={k}; raise rank")
     return TruncatedSVD(Q @ Ub[:, :r], S[:r], Vh[:r].T, S, column_norms(J), f"sketch{k}")

@@ -224,6 +224,11 @@ def _as_operator(J):
     return DenseJacobian(J) if isinstance(J, Tensor) else J
 
 
+def retained_rank(S: Tensor, tau: float) -> int:
+    """How many singular values (descending ``S``) the τ-cutoff keeps: σ_k ≥ τσ₁ (eq. 23); 0 for a zero matrix."""
+    return int((S >= tau * S[0]).sum()) if S.numel() and S[0] > 0 else 0
+
+
 def truncated_svd(J, *, tau: float = 1e-3, method: str = "auto") -> TruncatedSVD:
     """τ-truncated SVD of J (keep σ_k ≥ τσ₁, eq. 23), exactly ("svd") or via the smaller Gram matrix ("gram").
 
@@ -243,13 +248,13 @@ def truncated_svd(J, *, tau: float = 1e-3, method: str = "auto") -> TruncatedSVD
         if not hasattr(op, "dense"):
             raise ValueError(f"method='svd' needs a dense J; {type(op).__name__} has no dense()")
         U, S, V = _thin_svd(op.dense())
-        r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
+        r = retained_rank(S, tau)
         return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd")
     small_rows = m <= p
     w, Q = symmetric_eigh(op.gram())  # ascending
     w, Q = w.flip(0), Q.flip(1)
     S = w.clamp_min(0).sqrt()
-    r = int((S >= tau * S[0]).sum()) if S[0] > 0 else 0
+    r = retained_rank(S, tau)
     Sr = S[:r]
     if small_rows:
         U = Q[:, :r]

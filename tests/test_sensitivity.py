@@ -237,3 +237,10 @@ def test_thin_svd_either_orientation(shape):
     torch.testing.assert_close(U.T @ U, torch.eye(k, dtype=J.dtype), rtol=0, atol=1e-12)
     torch.testing.assert_close(V.T @ V, torch.eye(k, dtype=J.dtype), rtol=0, atol=1e-12)
     torch.testing.assert_close(S, torch.linalg.svdvals(J), rtol=1e-12, atol=0)
+
+
+def test_retained_rank_is_the_cutoff_rule():
+    S = torch.tensor([4.0, 1.0, 4e-3, 3.9e-3, 0.0], dtype=torch.float64)
+    assert sens.retained_rank(S, 1e-3) == 3  # σ ≥ τσ₁ = 4e-3, the boundary kept
+    assert sens.retained_rank(torch.zeros(3, dtype=torch.float64), 1e-3) == 0
+    assert sens.retained_rank(torch.zeros(0, dtype=torch.float64), 1e-3) == 0
