@@ -1,7 +1,8 @@
 # Two commands do everything on a fresh machine:
 #   make book   -> creates .venv, executes every chapter (papermill), renders _build/html/index.html
-#   make test   -> creates .venv, executes every chapter (reusing up-to-date ones), runs unit tests,
-#                  results tests (the papers' numbers), nbval (re-execution must reproduce) and ruff
+#   make test   -> creates .venv, executes every chapter (reusing up-to-date ones), renders the HTML and the PDF,
+#                  runs unit tests, results tests (the papers' numbers), the browser test of every page (headless
+#                  Chromium), nbval (re-execution must reproduce) and ruff
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -13,10 +14,10 @@ export MKL_NUM_THREADS := 1
 export PYTHONHASHSEED  := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book test execute venv unit results nbval lint bench clean help
+.PHONY: book html pdf test execute venv unit results browser nbval lint bench clean help
 
 help:
-	@sed -n '1,6p' Makefile
+	@sed -n '1,7p' Makefile
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -30,27 +31,43 @@ $(STAMP): requirements.txt pyproject.toml
 execute: $(STAMP)
 	$(PY) scripts/execute_book.py --jobs $(JOBS)
 
-book: execute
-	scripts/vendor_mathjax.sh _build/executed/_vendor/mathjax
-	$(VENV)/bin/jupyter-book build _build/executed --config "$(CURDIR)/_config.yml" --toc "$(CURDIR)/_toc.yml" \
-		--path-output "$(CURDIR)" --warningiserror --keep-going
+JB_BUILD = $(VENV)/bin/jupyter-book build _build/executed --config "$(CURDIR)/_config.yml" \
+	--toc "$(CURDIR)/_toc.yml" --path-output "$(CURDIR)" --warningiserror --keep-going
+
+book: html
 	@echo "open _build/html/index.html"
 
+html: execute
+	scripts/vendor_mathjax.sh _build/executed/_vendor/mathjax
+	$(JB_BUILD)
+
+# The whole book as one PDF: the one-page HTML build printed by headless Chromium (no LaTeX).
+pdf: execute
+	scripts/vendor_mathjax.sh _build/executed/_vendor/mathjax
+	$(JB_BUILD) --builder singlehtml
+	$(PY) scripts/browser.py _build/singlehtml/index.html _build/pdf/book.pdf
+
 unit: $(STAMP)
-	$(VENV)/bin/pytest -m "not results" tests
+	$(VENV)/bin/pytest -m "not results and not browser" tests
 
 results: execute
 	$(VENV)/bin/pytest -m results tests
 
-nbval: execute  # $(JOBS) notebooks at once, so one worker process each (lib.parallel)
-	BOOK_WORKERS=$${BOOK_WORKERS:-1} $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+# $(JOBS) notebooks at once, so one worker process each (lib.parallel); no progress bars (BOOK_PROGRESS=off)
+nbval: execute
+	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-n $(JOBS) --dist loadfile -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: execute
+browser: html pdf
+	$(VENV)/bin/pytest -m browser tests/browser
+
+test: execute html
+	@if command -v chromium >/dev/null; then $(MAKE) --no-print-directory pdf; \
+	else echo "no chromium: the PDF and the browser test are skipped (apt-get install chromium poppler-utils)"; fi
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/pytest -m "" -n $(JOBS) tests
 	$(MAKE) --no-print-directory nbval

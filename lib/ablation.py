@@ -7,7 +7,6 @@ The runner is task-agnostic: ``score_fn(weights) -> float`` evaluates float64 we
 
 from __future__ import annotations
 
-import html
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,43 +15,9 @@ import numpy as np
 import torch
 
 from lib import params, schur
+from lib.tables import Table
 
 ScoreFn = Callable[[dict[str, torch.Tensor]], float]
-
-
-@dataclass(frozen=True)
-class Table:
-    """A small table that shows itself as text, HTML and Markdown (for notebooks and the book)."""
-
-    headers: tuple[str, ...]
-    rows: tuple[tuple[Any, ...], ...]
-    floatfmt: str = ".3f"
-
-    def _cells(self) -> list[list[str]]:
-        fmt = lambda v: format(v, self.floatfmt) if isinstance(v, float) else str(v)  # noqa: E731
-        return [[fmt(v) for v in row] for row in self.rows]
-
-    def __repr__(self) -> str:
-        cells = [list(self.headers), *self._cells()]
-        widths = [max(len(r[i]) for r in cells) for i in range(len(self.headers))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.headers)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in self._cells())
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-    def to_markdown(self) -> str:
-        """GitHub/MyST pipe table."""
-        lines = ["| " + " | ".join(self.headers) + " |", "|" + "---|" * len(self.headers)]
-        lines += ["| " + " | ".join(r) + " |" for r in self._cells()]
-        return "\n".join(lines)
-
-    def records(self) -> list[dict[str, Any]]:
-        """Rows as dicts keyed by header."""
-        return [dict(zip(self.headers, r, strict=True)) for r in self.rows]
 
 
 @dataclass(frozen=True)
@@ -119,7 +84,13 @@ class AblationResult:
                 groups.append([r])
         return [(float(np.mean([r["score"] for r in g])), [r["label"] for r in g]) for g in groups]
 
-    def table(self, score_name: str = "score", reference: dict[str, float] | None = None, floatfmt=".3f") -> Table:
+    def table(
+        self,
+        score_name: str = "score",
+        reference: dict[str, float] | None = None,
+        floatfmt=".3f",
+        caption: str | None = None,
+    ) -> Table:
         """Rows (ablation, removed mass, score[, reference]); ``reference`` maps labels to e.g. the paper's values."""
         headers = ["ablation", "removed mass", score_name]
         if reference is not None:
@@ -128,9 +99,9 @@ class AblationResult:
         for r in self.records:
             row = [r["label"], float(r["removed_mass"]), float(r["score"])]
             if reference is not None:
-                row.append(reference.get(r["label"], "–"))
+                row.append(reference.get(r["label"]))
             rows.append(tuple(row))
-        return Table(tuple(headers), tuple(rows), floatfmt)
+        return Table(tuple(headers), tuple(rows), floatfmt, caption)
 
 
 def ablation_profile(

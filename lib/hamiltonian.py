@@ -18,7 +18,6 @@ tall J by a seeded randomized range finder with power iterations; it is handed t
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -26,10 +25,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import torch
 from torch import Tensor
-from tqdm import tqdm
 
 from lib import store
 from lib.paths import cache_dir
+from lib.progress import bar as progress_bar
 from lib.sensitivity import TruncatedSVD, column_norms, retained_rank
 
 TRAIN_ALPHAS: tuple[float, ...] = (-1.1, -0.8, -0.6, -0.2, 0.2, 0.6, 0.8, 1.1)
@@ -495,7 +494,7 @@ def train(cfg: TrainConfig = TrainConfig(), *, progress: bool = True) -> TrainRe
     perm, pos = torch.randperm(n, generator=gen), 0
     t0 = time.perf_counter()
     running = 0.0
-    bar = tqdm(total=cfg.steps, desc="training ASRNN", file=sys.stderr, disable=not progress, mininterval=1.0)
+    bar = progress_bar(total=cfg.steps, desc="training ASRNN", disable=not progress)
     for step in range(cfg.steps + 1):
         if step in cfg.snapshot_steps:
             snaps[step] = model.to(torch.float32)

@@ -12,14 +12,12 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing
 import os
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tqdm import tqdm
-
 from lib import params
+from lib.progress import bar as progress_bar
 
 
 def available_cpus() -> int:
@@ -65,7 +63,7 @@ def map_in_processes(
     order = iter(range(len(jobs)))
     lock = threading.Condition()
     running = 0  # jobs submitted to the pool and not finished
-    bar = tqdm(total=len(jobs), desc=f"{desc} in {n_proc} processes", file=sys.stderr, disable=not progress)
+    bar = progress_bar(total=len(jobs), desc=f"{desc} in {n_proc} processes", disable=not progress)
 
     def take() -> int | None:
         with lock:

@@ -30,6 +30,7 @@ import torch
 
 from lib import ablation, metrics, params, rnn, schur
 from lib.paths import REPO_ROOT
+from lib.tables import Table, mean_sem_text
 from lib.tasks import available_tasks, get_task
 from lib.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
 
@@ -255,36 +256,25 @@ class TaskAnalysis:
         """Smallest | |λ|/ρ − α | over every block of every solution."""
         return float(min(p.min_gap for p in self.profiles))
 
-    def table(self, digits: int = 3) -> str:
-        """Plain-text table: one row per subset, mean ± SEM of FVU, ΔFVU, removed mass and S_ΔT over the seeds."""
-        rows = [("ablation", "FVU", "ΔFVU", "removed mass", "S_ΔT", "n")]
+    def table(self, digits: int = 3, caption: str | None = None) -> Table:
+        """One row per subset: mean ± SEM over the seeds of FVU, ΔFVU, removed mass and S_ΔT, and the seed count."""
+        rows = []
         for subset in schur.all_subsets():
             key = subset_key(subset)
-            cells = [schur.label(subset)]
-            for kind in ("fvu", "dfvu", "mass", "sens"):
-                m, s, n = self.mean_sem(kind, key)
-                cells.append("—" if n == 0 else f"{m:.{digits}g} ± {s:.{digits - 1}g}" if n > 1 else f"{m:.{digits}g}")
-            cells.append(str(len(self.profiles)))
-            rows.append(tuple(cells))
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+            cells = [mean_sem_text(*self.mean_sem(kind, key), digits) for kind in ("fvu", "dfvu", "mass", "sens")]
+            rows.append((schur.label(subset), *cells, len(self.profiles)))
+        return Table(("ablation", "FVU", "ΔFVU", "removed mass", "S_ΔT", "n"), tuple(rows), caption=caption)
 
-    def per_seed_table(self, blocks: Sequence[str] = SINGLE_BLOCKS) -> str:
-        """Plain-text table: one row per solution, n_R, nearest gap, full FVU, ΔFVU and S_ΔT of each block."""
-        head = ["seed", "n_R", "gap", "FVU"] + [f"ΔFVU −{b}" for b in blocks] + [f"S_ΔT −{b}" for b in blocks]
-        rows = [head]
-        for p in self.profiles:
-            rows.append(
-                [str(p.seed), str(p.n_R), f"{p.signed_gap:+.4f}", f"{p.fvu_full:.4f}"]
-                + [f"{p.dfvu[b]:.3g}" for b in blocks]
-                + ["—" if not math.isfinite(p.sens[b]) else f"{p.sens[b]:.3g}" for b in blocks]
-            )
-        widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-        lines = ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+    def per_seed_table(self, blocks: Sequence[str] = SINGLE_BLOCKS, caption: str | None = None) -> Table:
+        """One row per solution: n_R, signed gap to the threshold, full FVU, ΔFVU and S_ΔT of each block."""
+        head = ("seed", "n_R", "gap", "FVU", *(f"ΔFVU −{b}" for b in blocks), *(f"S_ΔT −{b}" for b in blocks))
+        rows = [
+            (p.seed, p.n_R, f"{p.signed_gap:+.4f}", f"{p.fvu_full:.4f}")
+            + tuple(f"{p.dfvu[b]:.3g}" for b in blocks)
+            + tuple("—" if not math.isfinite(p.sens[b]) else f"{p.sens[b]:.3g}" for b in blocks)
+            for p in self.profiles
+        ]
+        return Table(head, tuple(rows), caption=caption)
 
 
 def analyse_task(
@@ -432,7 +422,7 @@ def _seed_list(seeds: int | Sequence[int]) -> list[int]:
 # ------------------------------------------------------------------------------------------------- tables for the book
 
 
-def spec_table(task: str, task_params: dict[str, Any] | None = None) -> ablation.Table:
+def spec_table(task: str, task_params: dict[str, Any] | None = None) -> Table:
     """The task's specification (sizes, parameters, epochs, noise, target, source, choices) as a two-column table."""
     spec = get_task(task)
     values = {**spec.defaults, **task_params_for(task, task_params)}
@@ -442,7 +432,7 @@ def spec_table(task: str, task_params: dict[str, Any] | None = None) -> ablation
         ("parameters", ", ".join(f"{k} = {v}" for k, v in values.items())),
         *[(label, str(meta[k])) for k, label in _META_ROWS if k in meta],
     ]
-    return ablation.Table(("", task), tuple(rows))
+    return Table(("", task), tuple(rows))
 
 
 _META_ROWS = (
@@ -456,13 +446,7 @@ _META_ROWS = (
 )
 
 
-def _fmt(mean: float, sem: float, n: int) -> str:
-    if n == 0 or not math.isfinite(mean):
-        return "—"
-    return f"{mean:.3g} ± {sem:.2g}" if n > 1 else f"{mean:.3g}"
-
-
-def comparison_table(analysis: TaskAnalysis, first: int = 3) -> ablation.Table:
+def comparison_table(analysis: TaskAnalysis, first: int = 3) -> Table:
     """Single-block ΔFVU and S_ΔT: ours over all solutions, ours over the first ``first`` seeds, the paper's."""
     head = analysis.profiles[:first]
     sub = TaskAnalysis(analysis.task, analysis.task_params, analysis.alpha, head)
@@ -473,13 +457,14 @@ def comparison_table(analysis: TaskAnalysis, first: int = 3) -> ablation.Table:
             rows.append(
                 (
                     f"{name}(−{schur.BLOCK_NAMES[b]})",
-                    _fmt(*analysis.mean_sem(kind, b)),
-                    _fmt(*sub.mean_sem(kind, b)),
+                    mean_sem_text(*analysis.mean_sem(kind, b)),
+                    mean_sem_text(*sub.mean_sem(kind, b)),
                     "—" if ref is None else f"{ref[0]:.3g} ± {ref[1]:.2g}",
                 )
             )
     n = len(analysis.profiles)
-    return ablation.Table(("", f"ours ({n} seeds)", f"ours (seeds 0–{len(head) - 1})", "paper (3 seeds)"), tuple(rows))
+    headers = ("", f"ours ({n} seeds)", f"ours (seeds 0–{len(head) - 1})", "paper (3 seeds)")
+    return Table(headers, tuple(rows), caption="Single-block ΔFVU and S_ΔT, mean ± SEM")
 
 
 #: Robustness variants of the choices the paper leaves open (label → task_params), a few seeds each.

@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from lib import params, rnn
 from lib.metrics import sign_accuracy
 from lib.parallel import default_workers, map_in_processes
 from lib.paths import cache_dir
+from lib.progress import bar as progress_bar
+from lib.progress import note as progress_note
 from lib.store import CorruptCheckpointError, config_hash, load_checkpoint, save_checkpoint
 from lib.tasks import get_task
 
@@ -213,7 +214,7 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
         )
     losses, val_history, workspace = [], [], {}
     desc = f"{config.task} {config.construction} N_h={config.n_hidden} seed={config.seed}"
-    bar = tqdm(total=config.steps, desc=desc, file=sys.stderr, disable=not progress, mininterval=1.0, leave=True)
+    bar = progress_bar(total=config.steps, desc=desc, disable=not progress, leave=True)
     for step in range(1, config.steps + 1):
         x, y, m = _unpack(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
         p = named()
@@ -334,7 +335,7 @@ def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = 
     result = _cached(config, on_corrupt)
     if result is not None:
         if progress:
-            print(f"loaded from cache: {result.path.name} ({result.steps_run} steps)", file=sys.stderr)
+            progress_note(f"loaded from cache: {result.path.name} ({result.steps_run} steps)")
         return result
     result = train(config, progress=progress)
     save_checkpoint(cache_path(config), _payload(result))
