@@ -199,9 +199,13 @@ def execute_chapter(stem: str, entry: dict, out_dir: Path, log_dir: Path, fp: st
             "-f", str(params), "-k", "python3", "--cwd", str(entry["source"].parent),
             "--log-output", "--no-progress-bar", "--request-save-on-cell-execute",
         ]  # fmt: skip
+        env = kernel_env(workers)
+        progress = log_dir / f"{stem}.progress"  # the kernel's progress bars (lib.progress), never the notebook
+        progress.write_text("")
+        env["BOOK_PROGRESS"] = str(progress)
         start = time.perf_counter()
         with open(log, "w") as fh:
-            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=kernel_env(workers), cwd=ROOT)
+            proc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
         elapsed = time.perf_counter() - start
         if proc.returncode != 0:
             failed = log_dir / f"{stem}.failed.ipynb"
