@@ -1,11 +1,17 @@
-"""Atomic checkpoint files: write to a temporary file then rename; load with ``weights_only=True``."""
+"""Atomic checkpoint files: write to a temporary file then rename; load with ``weights_only=True``.
+
+A temporary file is named ``.<name>.<pid>.<random>.tmp`` after the process writing it, so one left behind by a killed
+process is recognised (:func:`remove_stale_temporaries`) without touching a save in progress elsewhere.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +28,75 @@ def config_hash(config: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+#: A temporary file of this module: ``.<name>.<pid of the writer>.<random>.tmp``.
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+#: A temporary file in the older format (no pid) is stale once it is this old (seconds).
+STALE_AGE = 3600.0
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """An open temporary file beside ``path`` named after this process: (fd, name)."""
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files in ``folder`` whose writer is gone (killed mid-save); return them.
+
+    A file of the current format names its writer's pid and is stale once that process has ended; an older
+    ``.<name>.<random>.tmp`` is stale after :data:`STALE_AGE` seconds. Saves in progress are left alone.
+    """
+    folder = Path(folder)
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    now = time.time()
+    for path in folder.glob(".*.tmp"):
+        match = _TEMPORARY.match(path.name)
+        try:
+            stale = not _alive(int(match["pid"])) if match else now - path.stat().st_mtime > STALE_AGE
+            if stale:
+                path.unlink()
+                removed.append(path)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+    return removed
+
+
+def ensure_writable(folder: Path, what: str = "folder") -> Path:
+    """Create ``folder`` if needed and check that a file can be written there; ``PermissionError`` saying what to do.
+
+    Called before expensive work whose result goes to ``folder``, so a read-only cache fails at once, not after
+    training.
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary(folder / "write-check")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise PermissionError(
+            f"the {what} {folder} is not writable ({type(exc).__name__}: {exc.strerror or exc}); make it writable, "
+            "or point BOOK_CACHE_DIR (the model cache) or BOOK_BUILD_DIR (everything generated) at a writable folder"
+        ) from None
+    return folder
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -43,7 +113,7 @@ def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
     """Save a dict of tensors and plain Python values atomically (``torch.save`` to a temp file, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temporary(path)
     os.close(fd)
     try:
         torch.save(payload, tmp)
@@ -62,12 +132,25 @@ def load_checkpoint(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises several types for truncated / foreign files
-        raise CorruptCheckpointError(
-            f"checkpoint {path} cannot be read ({type(exc).__name__}: {exc}); delete it to recompute"
-        ) from exc
+        error = CorruptCheckpointError(
+            f"checkpoint {path} cannot be read ({type(exc).__name__}: {_reason(exc)}): it is truncated or was not "
+            f"written by this book; delete it (rm '{path}') and run again to recompute it"
+        )
+        error.original = exc  # torch's own message (its advice to load untrusted files unsafely is not repeated)
+        raise error from None
     if not isinstance(payload, dict):
         raise CorruptCheckpointError(f"checkpoint {path} holds a {type(payload).__name__}, expected a dict")
     missing = [k for k in required if k not in payload]
     if missing:
         raise CorruptCheckpointError(f"checkpoint {path} lacks the entries {missing}; delete it to recompute")
     return payload
+
+
+def _reason(exc: Exception) -> str:
+    """The informative part of torch's load error, without its advice on ``weights_only`` (never right here)."""
+    text = str(exc)
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip() and "weights_only" not in ln), "")
+    line = line.split(". ")[0].rstrip(".")  # the first sentence: what failed, not what torch suggests
+    return (line[:160] + "…") if len(line) > 160 else (line or "unreadable")
