@@ -32,7 +32,7 @@ from lib import symmetry as sym
 from lib.flows import FlowRecord, euler_flow
 from lib.parallel import default_workers, map_in_processes
 from lib.paths import cache_dir
-from lib.store import config_hash, load_checkpoint, save_checkpoint
+from lib.store import config_hash, ensure_writable, load_checkpoint, save_checkpoint
 
 ARCS = {"wedge": 90.0, "full": 360.0}
 CONDITIONS = ("wedge_init", "wedge_trained", "full_init", "full_trained")
@@ -137,6 +137,7 @@ def trained_models(config: AnnulusConfig = AnnulusConfig()) -> dict:
     except Exception as exc:  # missing or corrupt: recompute
         if not isinstance(exc, FileNotFoundError):
             path.unlink(missing_ok=True)
+        ensure_writable(path.parent, "model cache")  # before training, not after it
         payload = {}
         for dataset, arc in ARCS.items():
             model = init_model(config)

@@ -557,6 +557,7 @@ def train_cached(cfg: TrainConfig = TrainConfig(), *, progress: bool = True) -> 
             from_cache=True,
             path=str(path),
         )
+    store.ensure_writable(path.parent, "model cache")  # before training, not after it
     res = train(cfg, progress=progress)
     store.save_checkpoint(
         path,

@@ -24,6 +24,8 @@ def subset(name: str, values: Iterable[Any], allowed: Iterable[Any]) -> list[Any
     if isinstance(values, str):
         raise TypeError(f"{name}={values!r} must be a collection of names, not a single string")
     allowed = list(allowed)
+    if not isinstance(values, Iterable):
+        raise TypeError(f"{name}={values!r} must be a collection (list, tuple or set) of elements from {allowed}")
     values = list(values)
     bad = [v for v in values if v not in allowed]
     if bad:

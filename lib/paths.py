@@ -1,8 +1,14 @@
-"""Where generated files live: the build folder, the cache of trained models, scratch output."""
+"""Where generated files live: the build folder, the cache of trained models, scratch output; temporary files.
+
+Kept free of heavy imports (no torch): the executor uses it before any chapter starts.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import tempfile
+import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -18,3 +24,67 @@ def cache_dir() -> Path:
     path = Path(os.environ.get("BOOK_CACHE_DIR", build_dir() / "cache")).resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+#: A temporary file of this module: ``.<name>.<pid of the writer>.<random>.tmp``.
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+#: A temporary file in the older format (no pid) is stale once it is this old (seconds).
+STALE_AGE = 3600.0
+
+
+def _temporary(path: Path) -> tuple[int, str]:
+    """An open temporary file beside ``path`` named after this process: (fd, name)."""
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files in ``folder`` whose writer is gone (killed mid-save); return them.
+
+    A file of the current format names its writer's pid and is stale once that process has ended; an older
+    ``.<name>.<random>.tmp`` is stale after :data:`STALE_AGE` seconds. Saves in progress are left alone.
+    """
+    folder = Path(folder)
+    removed: list[Path] = []
+    if not folder.is_dir():
+        return removed
+    now = time.time()
+    for path in folder.glob(".*.tmp"):
+        match = _TEMPORARY.match(path.name)
+        try:
+            stale = not _alive(int(match["pid"])) if match else now - path.stat().st_mtime > STALE_AGE
+            if stale:
+                path.unlink()
+                removed.append(path)
+        except OSError:  # gone meanwhile, or not ours to remove
+            continue
+    return removed
+
+
+def ensure_writable(folder: Path, what: str = "folder") -> Path:
+    """Create ``folder`` if needed and check that a file can be written there; ``PermissionError`` saying what to do.
+
+    Called before expensive work whose result goes to ``folder``, so a read-only cache fails at once, not after
+    training.
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temporary(folder / "write-check")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise PermissionError(
+            f"the {what} {folder} is not writable ({type(exc).__name__}: {exc.strerror or exc}); make it writable, "
+            "or point BOOK_CACHE_DIR (the model cache) or BOOK_BUILD_DIR (everything generated) at a writable folder"
+        ) from None
+    return folder

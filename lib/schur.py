@@ -21,6 +21,7 @@ decomposition when several subsets are ablated).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -66,6 +67,11 @@ SPLIT_RTOL = 1e-12
 
 #: Post-conditions checked after every decomposition (relative to ‖W‖_F; the observed values are ~1e-15).
 POST_RTOL = 1e-10
+
+#: A matrix whose largest |entry| lies outside [2^−SAFE_EXPONENT, 2^SAFE_EXPONENT] is decomposed as W·2^−e (e its
+#: binary exponent, so the largest entry is in [½, 1)) and T, the moduli and the eigenvalues are scaled back by 2^e;
+#: both scalings are exact in floating point. Ordinary matrices are never scaled (their results are unchanged).
+SAFE_EXPONENT = 200
 
 
 class SchurOrderingError(RuntimeError):
@@ -150,6 +156,14 @@ def ordered_real_schur(W: Any) -> SchurForm:
     (reconstruction, orthogonality, quasi-triangular standard form, non-increasing moduli).
     """
     W = _as_square_matrix(W, "W")
+    e = _binary_exponent(W)
+    if e:
+        return _scaled_back(_ordered(np.ldexp(W, -e)), W, e)
+    return _ordered(W)
+
+
+def _ordered(W: np.ndarray) -> SchurForm:
+    """:func:`ordered_real_schur` of a validated matrix whose entries are of ordinary size."""
     T, Q = schur(W, output="real", check_finite=False)
     T = np.asfortranarray(T, dtype=np.float64)
     Q = np.asfortranarray(Q, dtype=np.float64)
@@ -192,6 +206,14 @@ def partitioned_schur(W: Any, alpha: float = 0.9) -> SchurForm:
     """
     W = _as_square_matrix(W, "W")
     alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
+    e = _binary_exponent(W)
+    if e:
+        return _scaled_back(_partitioned(np.ldexp(W, -e), alpha), W, e)
+    return _partitioned(W, alpha)
+
+
+def _partitioned(W: np.ndarray, alpha: float) -> SchurForm:
+    """:func:`partitioned_schur` of a validated matrix whose entries are of ordinary size."""
     T0 = schur(W, output="real", check_finite=False)[0]
     rho = float(np.max(np.hypot(*_block_eigen(T0, *_scan(T0, 0)))))
     thr = alpha * rho - SPLIT_RTOL * rho
@@ -247,6 +269,55 @@ def _finish(W: np.ndarray, T: np.ndarray, Q: np.ndarray, coord_moduli_before: np
         W=W,
         order_tolerance=tol if ordered else float("inf"),
         fully_ordered=ordered,
+    )
+
+
+def _binary_exponent(W: np.ndarray) -> int:
+    """0 for a matrix of ordinary size, else the binary exponent e of its largest |entry| (= f·2^e, ½ ≤ f < 1)."""
+    top = float(np.max(np.abs(W)))
+    if top == 0.0 or 2.0**-SAFE_EXPONENT <= top <= 2.0**SAFE_EXPONENT:
+        return 0
+    return int(np.frexp(top)[1])
+
+
+def _scaled_back(form: SchurForm, W: np.ndarray, e: int) -> SchurForm:
+    """The form of ``W`` from the form of W·2^−e: T, moduli, eigenvalues and ρ times 2^e (Q is the same).
+
+    Raises ``ValueError`` when T·2^e is not representable (an entry overflows, or a 2×2 block's coupling underflows
+    to zero and the block would fall apart): then W's entries span more than double precision can hold in its Schur
+    form.
+    """
+    with np.errstate(over="ignore", under="ignore"):
+        T = np.ldexp(form.T, e)
+        moduli = np.ldexp(form.moduli, e)
+        eig = np.ldexp(form.eigenvalues.real, e) + 1j * np.ldexp(form.eigenvalues.imag, e)
+    sizes = [size for _, size in form.blocks]
+    broken = not (np.all(np.isfinite(T)) and np.all(np.isfinite(moduli))) or _sizes_in(T, 0, form.n) != sizes
+    if not broken:
+        try:
+            _check_standard_form(T)
+        except SchurOrderingError:
+            broken = True
+    if broken:
+        nonzero = np.abs(W[W != 0])
+        raise ValueError(
+            f"W's entries span {nonzero.min():.3g} … {nonzero.max():.3g}, beyond what double precision represents in "
+            f"its Schur form (T = QᵀWQ would {'overflow' if e > 0 else 'underflow'}; doubles hold about "
+            f"2.2e-308 … 1.8e308); decompose W·2^{-e} instead and scale T and the eigenvalues back by 2^{e} in a "
+            "wider type"
+        )
+    for a in (T, moduli, eig):
+        a.flags.writeable = False
+    return SchurForm(
+        T=T,
+        Q=form.Q,
+        blocks=form.blocks,
+        moduli=moduli,
+        eigenvalues=eig,
+        rho=float(np.max(moduli)),
+        W=W,
+        order_tolerance=float(np.ldexp(form.order_tolerance, e)),
+        fully_ordered=form.fully_ordered,
     )
 
 
@@ -459,9 +530,26 @@ def _as_square_matrix(W: Any, name: str) -> np.ndarray:
 
 def _rel(x: np.ndarray, ref: np.ndarray) -> float:
     """‖x‖_F / ‖ref‖_F, or ‖x‖_F if ref = 0."""
-    den = float(np.linalg.norm(ref))
-    num = float(np.linalg.norm(x))
+    den = _norm(ref)
+    num = _norm(x)
+    if den > 0 and not (math.isfinite(num) and math.isfinite(den)):  # both beyond the doubles: scale them together
+        top = max(float(np.max(np.abs(x))), float(np.max(np.abs(ref))))
+        e = int(np.frexp(top)[1])
+        return float(np.linalg.norm(np.ldexp(x, -e))) / float(np.linalg.norm(np.ldexp(ref, -e)))
     return num / den if den > 0 else num
+
+
+def _norm(a: np.ndarray) -> float:
+    """‖a‖_F; numpy's sum of squares when it neither overflows nor underflows (ordinary matrices), else scaled."""
+    with np.errstate(over="ignore", under="ignore"):
+        value = float(np.linalg.norm(a))
+    if 2.0**-450 <= value <= 2.0**450:
+        return value
+    top = float(np.max(np.abs(a))) if a.size else 0.0
+    if top == 0.0:
+        return 0.0
+    e = int(np.frexp(top)[1])
+    return float(np.linalg.norm(np.ldexp(a, -e))) * 2.0**e
 
 
 def _scan(T: np.ndarray, lo: int) -> tuple[np.ndarray, np.ndarray]:
@@ -523,7 +611,8 @@ def _check_standard_form(T: np.ndarray) -> None:
     if np.any(sub[1:] & sub[:-1]):
         raise SchurOrderingError("T has two consecutive nonzero subdiagonal entries: not a real Schur form")
     j = np.flatnonzero(sub)
-    if j.size and not (np.all(T[j, j] == T[j + 1, j + 1]) and np.all(T[j, j + 1] * T[j + 1, j] < 0)):
+    opposite = ((T[j, j + 1] > 0) & (T[j + 1, j] < 0)) | ((T[j, j + 1] < 0) & (T[j + 1, j] > 0))  # no product: it
+    if j.size and not (np.all(T[j, j] == T[j + 1, j + 1]) and np.all(opposite)):  # could under- or overflow
         raise SchurOrderingError(
             "a 2×2 block of T is not in standard form (equal diagonal, off-diagonals of opposite sign)"
         )

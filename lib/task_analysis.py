@@ -290,6 +290,7 @@ def analyse_task(
 ) -> TaskAnalysis:
     """Train/load one solution per seed with the paper's §4 settings and profile every ablation subset at ``alpha``."""
     get_task(task)
+    _seed_list(seeds)  # refused here, before any training
     task_params = task_params_for(task, task_params)
     alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
     n_heldout = params.integer("n_heldout", n_heldout, min=1)
@@ -413,7 +414,9 @@ def _gt(a: float, b: float) -> bool:
 def _seed_list(seeds: int | Sequence[int]) -> list[int]:
     if isinstance(seeds, Integral) and not isinstance(seeds, bool):
         return list(range(params.integer("seeds", seeds, min=1)))
-    seed_list = [params.integer("seed", s, min=0) for s in seeds]
+    if isinstance(seeds, str | bytes | bool) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds={seeds!r} must be a count (an integer ≥ 1) or a sequence of seeds (integers ≥ 0)")
+    seed_list = [params.integer(f"seeds[{i}]", s, min=0) for i, s in enumerate(seeds)]
     if not seed_list:
         raise ValueError("seeds=[] must name at least one seed")
     return seed_list

@@ -28,7 +28,7 @@ from lib.parallel import default_workers, map_in_processes
 from lib.paths import cache_dir
 from lib.progress import bar as progress_bar
 from lib.progress import note as progress_note
-from lib.store import CorruptCheckpointError, config_hash, load_checkpoint, save_checkpoint
+from lib.store import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
 from lib.tasks import get_task
 
 CODE_VERSION = "train-v1"  # bump when anything below changes what a configuration trains to
@@ -80,6 +80,13 @@ class TrainConfig:
             params.real("stop_accuracy", self.stop_accuracy, min=0.0, max=1.0)
         params.integer("stop_every", self.stop_every, min=1)
         params.integer("stop_batch_size", self.stop_batch_size, min=1)
+        # the values too, now rather than at the first training batch: the generator validates them on one trial
+        for name, values in (("task_params", self.task_params), ("stop_task_params", self.stop_task_params)):
+            merged = {**self.task_params, **values}
+            try:
+                spec.generate(1, seed=0, **merged)
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"{name}={values!r} is not valid for task {self.task!r}: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dict of every field."""
@@ -337,6 +344,7 @@ def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = 
         if progress:
             progress_note(f"loaded from cache: {result.path.name} ({result.steps_run} steps)")
         return result
+    ensure_writable(cache_dir(), "model cache")  # before training, not after it
     result = train(config, progress=progress)
     save_checkpoint(cache_path(config), _payload(result))
     result.path = cache_path(config)
@@ -379,6 +387,8 @@ def load_or_train_many(
     todo = sorted(
         {c.key(): c for c in configs if found[c.key()] is None}.values(), key=_expected_cost, reverse=True
     )  # longest first: the workers finish together
+    if todo:
+        ensure_writable(cache_dir(), "model cache")  # before training, not after it
     here = workers == 1 or len(todo) == 1  # then the per-model bar; in processes one bar over the models
     map_in_processes(
         _train_and_store,

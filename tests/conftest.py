@@ -1,8 +1,12 @@
-"""Shared fixtures: ``results`` gives the numbers glued by the executed book (``_build/results.json``)."""
+"""Shared fixtures: ``results`` gives the numbers glued by the executed book (``_build/results.json``);
+``execute_book`` is the executor script as a module."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +39,20 @@ def float64_default():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(previous)
+
+
+def load_execute_book():
+    """``scripts/execute_book.py`` as the module ``execute_book`` (scripts/ is not a package)."""
+    if "execute_book" not in sys.modules:
+        path = Path(__file__).resolve().parent.parent / "scripts" / "execute_book.py"
+        spec = importlib.util.spec_from_file_location("execute_book", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["execute_book"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["execute_book"]
+
+
+@pytest.fixture(scope="session")
+def execute_book():
+    """The executor script as a module."""
+    return load_execute_book()

@@ -11,10 +11,10 @@ from pathlib import Path
 import jupytext
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-import execute_book  # noqa: E402
+from tests.conftest import load_execute_book
 
+ROOT = Path(__file__).resolve().parent.parent
+execute_book = load_execute_book()
 MANIFEST = execute_book.load_manifest(ROOT / "book")
 TOC = execute_book.toc_files(ROOT / "_toc.yml")
 
@@ -112,7 +112,9 @@ def test_executes_collects_and_refuses_failures(tiny_book, tmp_path):
     assert proc.returncode == 0 and "up to date ok" in proc.stdout
     proc = _run(book, "--only", "ok", "-p", "n", "5", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads((tmp_path / "_build" / "scratch-results.json").read_text()) == {"ok::twice": 10}
+    run = tmp_path / "_build" / "scratch" / "ok-n=5"
+    assert json.loads((run / "results.json").read_text()) == {"twice": 10}
+    assert json.loads((tmp_path / "_build" / "results.json").read_text()) == {"ok::twice": 6}, "the book's own"
 
 
 def test_unknown_parameter_is_refused_with_the_allowed_ones(tiny_book):

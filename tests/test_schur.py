@@ -553,3 +553,51 @@ def test_plots_smoke():
     for fig in figs:
         fig.canvas.draw()
         plt.close(fig)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# extreme scales
+
+
+def _example(n: int = 24, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-1, 1, (n, n)) / np.sqrt(n)
+
+
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 2.0**900, 2.0**-900, 1e307])
+def test_extreme_scales_give_the_scaled_form(scale):
+    """W·c decomposes like W: the same blocks, split and masses, |λ| times c (T is unique up to signs in blocks)."""
+    W = _example()
+    ref, form = ordered_real_schur(W), ordered_real_schur(W * scale)
+    assert form.blocks == ref.blocks and form.reconstruction_error() < 1e-13
+    np.testing.assert_allclose(form.moduli / scale, ref.moduli, rtol=1e-12)
+    assert form.rho == pytest.approx(ref.rho * scale, rel=1e-12)
+    assert split(form).n_R == split(ref).n_R
+    assert coupling_mass(form) == pytest.approx(coupling_mass(ref), rel=1e-12)
+    assert ablate(form, ["CC"]).removed_mass == pytest.approx(ablate(ref, ["CC"]).removed_mass, rel=1e-12)
+    part, part_ref = S.partitioned_schur(W * scale), S.partitioned_schur(W)
+    np.testing.assert_allclose(np.sort(part.moduli) / scale, np.sort(part_ref.moduli), rtol=1e-12)
+
+
+def test_exact_power_of_two_scale_is_bitwise():
+    """A power-of-two scaling of W scales T exactly (up to the same power)."""
+    W = _example()
+    ref, form = ordered_real_schur(W), ordered_real_schur(np.ldexp(W, 700))
+    assert np.array_equal(np.ldexp(form.T, -700), ref.T) and np.array_equal(form.Q, ref.Q)
+
+
+def test_ordinary_matrices_are_not_rescaled(monkeypatch):
+    """The scaled route is for extreme matrices only: ordinary ones take the exact same path as before."""
+    monkeypatch.setattr(S, "_scaled_back", lambda *a: pytest.fail("an ordinary matrix was rescaled"))
+    for c in (1.0, 1e-50, 1e50):
+        ordered_real_schur(_example() * c)
+
+
+def test_unrepresentable_schur_form_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"W's entries span 1\.7e\+308 … 1\.7e\+308, beyond what double precision"):
+        ordered_real_schur(np.full((2, 2), 1.7e308))  # its eigenvalue 3.4e308 overflows
+
+
+@pytest.mark.parametrize("remove", [None, 3, 2.5])
+def test_ablate_names_a_non_collection_remove(remove):
+    with pytest.raises(TypeError, match=rf"remove={remove!r} must be a collection"):
+        ablate(np.eye(3), remove)

@@ -149,3 +149,12 @@ def test_glued_values_reads_plain_values(tmp_path):
     path = tmp_path / "n.ipynb"
     nbformat.write(nb, path)
     assert ta.glued_values(path) == {"a": 0.5, "b": "sine"}
+
+
+@pytest.mark.parametrize(
+    "seeds,match",
+    [("abc", r"seeds='abc' must be a count"), (None, r"seeds=None must be a count"), ([0, "a"], r"seeds\[1\]='a'")],
+)
+def test_seeds_of_the_wrong_type_are_named(seeds, match):
+    with pytest.raises(TypeError, match=match):
+        ta.analyse_task("flipflop", seeds)

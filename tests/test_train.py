@@ -214,3 +214,28 @@ def test_load_or_train_many_rejects_bad_input(_cache):
     with pytest.warns(UserWarning, match="retraining"):
         (r,) = train.load_or_train_many([_tiny()], workers=1, progress=False, on_corrupt="retrain")
     assert not r.from_cache
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        ({"task_params": {"n_symbols": 2, "dim": 2, "replay_steps": -4}}, r"task_params=.* is not valid for task"),
+        ({"task_params": {"n_symbols": "two"}}, r"task_params=\{'n_symbols': 'two'\} is not valid for task 'copy'"),
+        ({"stop_task_params": {"replay_steps": 0}}, r"stop_task_params=\{'replay_steps': 0\} is not valid"),
+    ],
+)
+def test_task_parameter_values_are_checked_when_the_config_is_built(kw, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        _tiny(**kw)
+
+
+def test_unwritable_cache_fails_before_training(monkeypatch):
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained although the cache is not writable"))
+    with pytest.raises(PermissionError, match="model cache .* is not writable"):
+        train.load_or_train(_tiny(), progress=False)
+    with pytest.raises(PermissionError, match="model cache .* is not writable"):
+        train.load_or_train_many([_tiny(), _tiny(seed=5)], workers=1, progress=False)

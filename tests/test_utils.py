@@ -93,3 +93,70 @@ def test_weights_only_load_refuses_arbitrary_objects(tmp_path):
     torch.save({"obj": Fraction(1, 3)}, path)  # any class outside torch's allow-list
     with pytest.raises(store.CorruptCheckpointError):
         store.load_checkpoint(path)
+
+
+@pytest.mark.parametrize("values", [None, 3, object()])
+def test_subset_names_a_value_that_is_not_a_collection(values):
+    with pytest.raises(TypeError, match=r"blocks=.* must be a collection \(list, tuple or set\) of elements from"):
+        params.subset("blocks", values, ["RR", "CC"])
+
+
+@pytest.mark.parametrize("content", [b"not a torch file", "evil", "truncated"])
+def test_corrupt_checkpoint_message_says_what_to_do_without_unsafe_advice(tmp_path, content):
+    path = tmp_path / "ck.pt"
+    if content == "evil":
+        torch.save({"obj": Fraction(1, 3)}, path)
+    elif content == "truncated":
+        store.save_checkpoint(path, {"W": torch.zeros(100)})
+        path.write_bytes(path.read_bytes()[:200])
+    else:
+        path.write_bytes(content)
+    with pytest.raises(store.CorruptCheckpointError) as info:
+        store.load_checkpoint(path)
+    message = str(info.value)
+    assert "weights_only" not in message and "trust" not in message, message
+    assert f"rm '{path}'" in message and "run again to recompute" in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # torch's advice is not chained either
+
+
+def test_stale_temporaries_are_removed_and_live_saves_kept(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale = tmp_path / f".abc.pt.{dead_pid}.k2j3h4g5.tmp"
+    live = tmp_path / f".abc.pt.{os.getpid()}.a1b2c3d4.tmp"
+    old_format = tmp_path / ".def.pt.x9y8z7w6.tmp"
+    young_old_format = tmp_path / ".ghi.pt.q1w2e3r4.tmp"
+    keep = tmp_path / "abc.pt"
+    for p in (stale, live, old_format, young_old_format, keep):
+        p.write_bytes(b"x")
+    two_hours_ago = time.time() - 7200
+    os.utime(old_format, (two_hours_ago, two_hours_ago))
+    removed = store.remove_stale_temporaries(tmp_path)
+    assert sorted(removed) == sorted([stale, old_format])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (live, young_old_format, keep))
+
+
+def test_temporary_file_names_its_writer(tmp_path, monkeypatch):
+    import os
+
+    seen = []
+    real_replace = store.os.replace
+    monkeypatch.setattr(store.os, "replace", lambda a, b: (seen.append(os.path.basename(a)), real_replace(a, b)))
+    store.save_checkpoint(tmp_path / "ck.pt", {"W": torch.zeros(1)})
+    assert seen and seen[0].startswith(f".ck.pt.{os.getpid()}.") and seen[0].endswith(".tmp")
+
+
+def test_ensure_writable_says_what_to_do(tmp_path, monkeypatch):
+    assert store.ensure_writable(tmp_path / "new") == tmp_path / "new" and list((tmp_path / "new").iterdir()) == []
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store.tempfile, "mkstemp", refuse)
+    with pytest.raises(PermissionError, match=r"the model cache .* is not writable \(PermissionError: Permission "):
+        store.ensure_writable(tmp_path, "model cache")

@@ -1,0 +1,369 @@
+"""The executor around papermill: nothing good lost, errors on the terminal, named scratch runs, early checks, no
+leftovers after a failure, Ctrl-C or a kill, and two runs at once that do not mix."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+    jupytext_version: 1.19.6
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Template title
+
+```{{code-cell}} ipython3
+:tags: [parameters]
+n: int = 3  # a number
+seconds: float = 0.0  # how long the chapter works
+options: dict = {{}}  # a dict parameter
+```
+
+```{{code-cell}} ipython3
+from lib import params
+
+n = params.integer("n", n, min=0)
+seconds = params.real("seconds", seconds, min=0)
+if not isinstance(options, dict):
+    raise TypeError(f"options={{options!r}} must be a dict")
+```
+
+```{{code-cell}} ipython3
+from myst_nb import glue
+{body}
+```
+"""
+
+WORK = """
+import time
+from lib.parallel import map_in_processes
+print("working", flush=True)
+if seconds:
+    map_in_processes(time.sleep, [(seconds,), (seconds,)], workers=2, progress=False)  # a spawned worker too
+glue("twice", n * 2, display=False)
+glue("size", len(options), display=False)
+"""
+
+
+@pytest.fixture
+def book(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "ok.md").write_text(HEADER.format(body=WORK))
+    (book / "chapters.yml").write_text("ok: {}\n")
+    env = dict(os.environ, BOOK_BUILD_DIR=str(tmp_path / "_build"), BOOK_WORKERS="2", PYTHONPATH=str(ROOT))
+    env.pop("BOOK_CACHE_DIR", None)
+    return book, env
+
+
+def _cmd(book: Path, *args) -> list[str]:
+    return [sys.executable, str(ROOT / "scripts" / "execute_book.py"), "--book-dir", str(book), "--toc", "/none", *args]
+
+
+def _run(book: Path, *args, env):
+    return subprocess.run(_cmd(book, *args), capture_output=True, text=True, env=env, cwd=ROOT)
+
+
+def _ours(execute_book, build: Path) -> dict[int, str]:
+    """Processes started by executions of the book in ``build`` (their environment carries its marker)."""
+    return execute_book.marked_processes(f"{execute_book._build_tag(build.resolve())}:")
+
+
+def _leftovers(build: Path) -> list[str]:
+    """Temporary folders, kernel connection files and half-written files a run must not leave behind."""
+    found = [str(p) for p in (build / ".tmp").glob("*")] if (build / ".tmp").is_dir() else []
+    found += [str(p) for p in build.rglob("*.tmp") if p.is_file()]
+    found += [str(p) for p in build.rglob("kernel-*.json")]
+    found += [str(p) for p in build.rglob("*.partial-*")]
+    return found
+
+
+# --------------------------------------------------------------------------------------------- fast
+
+
+def test_dict_and_list_parameters_parse_as_yaml(execute_book):
+    coerce = execute_book.coerce
+    assert coerce("{length: 30}", "task_params") == {"length": 30}
+    assert coerce("{'length': 30}", "task_params") == {"length": 30}
+    assert coerce("[0.85, 0.9]", "alphas") == [0.85, 0.9]
+    assert coerce("{omega_min: 1e-3, on: true, f: grid}") == {"omega_min": 0.001, "on": True, "f": "grid"}
+    assert [coerce(v) for v in ("3", "0.5", "True", "None", "sine", "1e-3")] == [3, 0.5, True, None, "sine", 0.001]
+    with pytest.raises(execute_book.ManifestError, match=r"-p task_params '\{length: 30' is not a valid YAML dict"):
+        coerce("{length: 30", "task_params")
+
+
+def test_run_names_are_deterministic_and_distinct(execute_book):
+    name = execute_book.run_name
+    assert name("task_sine", {"seeds": 4, "alpha": 0.85}) == "task_sine-alpha=0.85,seeds=4"
+    assert name("task_sine", {"alpha": 0.85, "seeds": 4}) == name("task_sine", {"seeds": 4, "alpha": 0.85})
+    a, b = name("t", {"task_params": {"length": 30}}), name("t", {"task_params": {"length": 31}})
+    assert a != b and a.startswith("t-task_params=length-30-") and "/" not in a and " " not in a
+    assert name("t", {"x": "a b"}) != name("t", {"x": "a_b"})
+    assert len(name("t", {"x": "y" * 300})) <= 100
+
+
+def test_list_prints_parameters_as_python(execute_book, capsys):
+    assert execute_book.main(["--list"]) == 0
+    out = capsys.readouterr().out
+    lines = [ln.strip() for ln in out.splitlines() if ln.startswith("    ")]
+    assert lines and all(ast.parse(ln) for ln in lines)  # each line is valid Python
+    assert "task: str = 'integrator'" in out and "seeds: int = 3" in out and "'\"" not in out
+
+
+def test_error_lines_give_type_and_message(execute_book, tmp_path):
+    err, log = tmp_path / "error.json", tmp_path / "log"
+    log.write_text("Executing Cell 1---\nsome output\nTraceback ...\nValueError: last words\n")
+    assert execute_book.error_lines(err, log) == ["some output", "Traceback ...", "ValueError: last words"]
+    err.write_text(json.dumps({"ename": "ValueError", "evalue": "alpha=1.5 is out of range", "cell": 2}))
+    assert execute_book.error_lines(err, log) == ["ValueError: alpha=1.5 is out of range (in cell [2])"]
+
+
+def test_relay_reports_cell_and_latest_bar_without_flooding(execute_book, tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text("Executing Cell 3---------\n")  # papermill's log says which cell runs; the bars go to .progress
+    bars = execute_book.progress_path(log)
+    bars.write_text("training:  10%|#  | 3/30 [00:01<00:09]\rtraining:  20%|## | 6/30 [00:02")
+    job = execute_book.Job("task_sine", {}, "", 1, log, tmp_path / "nb", tmp_path / "f", n_cells=9)
+    lines = []
+
+    class Fake(execute_book.Console):
+        def line(self, text, err=False):
+            lines.append(text)
+
+    relay = execute_book.Relay(Fake(), alone=False, together_every=30.0)
+    relay.add(job)
+    relay.last_emit = 0.0
+    relay.poll()
+    assert lines == ["  task_sine: cell 3/9  training:  20%|## | 6/30 [00:02"]
+    with open(bars, "a") as fh:
+        fh.write("<00:08]\rtraining:  30%|### | 9/30\n")
+    relay.poll()  # within 30 s of the last line: nothing printed
+    assert len(lines) == 1
+    job.log.unlink()
+    bars.unlink()
+    relay.last_emit = 0.0
+    relay.poll()  # vanished files never break anything
+    assert relay.text("task_sine").endswith("9/30")
+
+
+def test_kill_marked_ends_every_marked_process(execute_book):
+    marker = f"test-{os.getpid()}-{time.time_ns()}"
+    env = dict(os.environ, **{execute_book.MARKER_VAR: marker})
+    procs = [subprocess.Popen(["sleep", "60"], env=env, start_new_session=True) for _ in range(2)]
+    try:
+        assert set(execute_book.marked_processes(marker)) == {p.pid for p in procs}
+        assert execute_book.kill_marked(marker) == []
+        for p in procs:
+            assert p.wait(timeout=5) != 0
+        assert execute_book.marked_processes(marker) == {}
+    finally:
+        for p in procs:
+            p.kill()
+
+
+def test_stale_leftovers_of_killed_runs_are_removed(execute_book, tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    build, cache, scratch = tmp_path / "_build", tmp_path / "_build" / "cache", tmp_path / "_build" / "scratch"
+    stale_tmp = build / ".tmp" / f"ok-{dead_pid}-0123abcd"
+    live_tmp = build / ".tmp" / f"ok-{os.getpid()}-0123abcd"
+    for folder in (stale_tmp / "sub", live_tmp, scratch / f".ok-n=5.partial-{dead_pid}", cache):
+        folder.mkdir(parents=True)
+    (stale_tmp / "kernel-1.json").write_text("{}")
+    (cache / f".abc.pt.{dead_pid}.a1b2c3d4.tmp").write_bytes(b"half")
+    done = execute_book.clean_stale(build, cache, scratch)
+    assert len(done) == 3, done
+    assert [p.name for p in (build / ".tmp").iterdir()] == [live_tmp.name]
+    assert list(cache.iterdir()) == [] and list(scratch.iterdir()) == []
+
+
+def test_environment_is_checked_before_anything_starts(book, tmp_path):
+    book, env = book
+    proc = _run(book, "--only", "ok", env={**env, "BOOK_WORKERS": "abc"})
+    assert proc.returncode == 2 and "BOOK_WORKERS='abc' must be a positive integer" in proc.stderr
+    (tmp_path / "file").write_text("")
+    proc = _run(book, "--only", "ok", env={**env, "BOOK_CACHE_DIR": str(tmp_path / "file" / "cache")})
+    assert proc.returncode == 2 and "model cache" in proc.stderr and "is not writable" in proc.stderr
+    assert not (tmp_path / "_build" / "logs").exists(), "nothing may have started"
+
+
+def test_existing_scratch_run_is_not_overwritten(book, tmp_path):
+    book, env = book
+    run = tmp_path / "_build" / "scratch" / "ok-n=5"
+    run.mkdir(parents=True)
+    nb = nbformat.v4.new_notebook(metadata={"book_fingerprint": "another execution"})
+    nbformat.write(nb, run / "notebook.ipynb")
+    proc = _run(book, "--only", "ok", "-p", "n", "5", env=env)
+    assert proc.returncode == 2 and "already exists" in proc.stderr and "--force" in proc.stderr
+    assert nbformat.read(run / "notebook.ipynb", as_version=4).metadata["book_fingerprint"] == "another execution"
+    proc = _run(book, "--only", "ok", "--name", "bad/name", env=env)
+    assert proc.returncode == 2 and "--name='bad/name' must be" in proc.stderr
+
+
+# --------------------------------------------------------------------------------------------- slow: real runs
+
+
+@pytest.mark.slow
+def test_bad_values_are_refused_before_anything_runs(book, tmp_path):
+    book, env = book
+    proc = _run(book, "--only", "ok", "-p", "n", "-1", "-p", "options", "[1]", env=env)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "chapter 'ok' refuses its parameters: ValueError: n=-1 is out of range; allowed: [0, inf)" in proc.stderr
+    assert "nothing was executed" in proc.stderr and not (tmp_path / "_build" / "scratch" / "ok-n=-1").exists()
+    proc = _run(ROOT / "book", "--only", "schur_coordinates", "-p", "alpha", "1.5", env=env)  # a real chapter
+    assert proc.returncode == 2 and "alpha=1.5 is out of range; allowed: (0.0, 1.0]" in proc.stderr
+
+
+@pytest.mark.slow
+def test_failure_prints_the_error_and_keeps_the_previous_notebook(book, tmp_path):
+    book, env = book
+    out = tmp_path / "_build" / "executed" / "book" / "ok.ipynb"
+    results = tmp_path / "_build" / "results.json"
+    assert _run(book, env=env).returncode == 0
+    good, good_results = out.read_bytes(), results.read_text()
+    assert json.loads(good_results) == {"ok::twice": 6, "ok::size": 0}
+
+    source = book / "ok.md"
+    source.write_text(
+        source.read_text().replace('print("working", flush=True)', 'raise RuntimeError("boom: n is wrong")')
+    )
+    proc = _run(book, env=env)
+    assert proc.returncode == 1
+    assert "FAILED   ok after" in proc.stdout and "RuntimeError: boom: n is wrong (in cell [" in proc.stdout
+    assert "log: " in proc.stdout and "ok.log" in proc.stdout and "ok.failed.ipynb" in proc.stdout
+    assert out.read_bytes() == good and results.read_text() == good_results, "the good notebook and its numbers stay"
+    assert (tmp_path / "_build" / "logs" / "ok.failed.ipynb").is_file()
+
+    # a failed scratch run goes beside the good one, never over it
+    source.write_text(HEADER.format(body=WORK))
+    assert _run(book, "--only", "ok", "-p", "n", "5", env=env).returncode == 0
+    run = tmp_path / "_build" / "scratch" / "ok-n=5"
+    kept = {p.name: p.read_bytes() for p in run.iterdir()}
+    source.write_text(source.read_text().replace('print("working", flush=True)', 'raise RuntimeError("boom")'))
+    proc = _run(book, "--only", "ok", "-p", "n", "5", "--force", env=env)
+    assert proc.returncode == 1 and "RuntimeError: boom" in proc.stdout and "ok-n=5.failed" in proc.stdout
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == kept
+    assert json.loads((run.with_name("ok-n=5.failed") / "parameters.json").read_text())["status"] == "failed"
+    assert _leftovers(tmp_path / "_build") == []
+
+
+@pytest.mark.slow
+def test_scratch_runs_are_named_folders_with_their_parameters(book, tmp_path):
+    book, env = book
+    proc = _run(book, "--only", "ok", "-p", "n", "5", "-p", "options", "{a: 1, b: [2, 3]}", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    runs = [p for p in (tmp_path / "_build" / "scratch").iterdir() if not p.name.startswith(".")]
+    assert len(runs) == 1 and runs[0].name.startswith("ok-n=5,options=a-1_b-2_3-")
+    run = runs[0]
+    assert sorted(p.name for p in run.iterdir()) == ["notebook.ipynb", "parameters.json", "results.json", "run.log"]
+    assert json.loads((run / "results.json").read_text()) == {"twice": 10, "size": 2}
+    meta = json.loads((run / "parameters.json").read_text())
+    assert meta["parameters"] == {"n": 5, "options": {"a": 1, "b": [2, 3]}} and meta["status"] == "succeeded"
+    assert not (tmp_path / "_build" / "logs").exists(), "scratch runs do not write the book's logs"
+
+    again = _run(book, "--only", "ok", "-p", "options", "{a: 1, b: [2, 3]}", "-p", "n", "5", env=env)
+    assert again.returncode == 0 and "up to date" in again.stdout
+    named = _run(book, "--only", "ok", "--name", "mine", env=env)
+    assert named.returncode == 0 and json.loads((run.with_name("mine") / "results.json").read_text())["twice"] == 6
+
+
+def _wait_for(predicate, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_everything_good_and_leaves_nothing_behind(book, tmp_path, execute_book):
+    """SIGINT to the executor's process group mid-chapter (what Ctrl-C does): the previous notebook and results stay,
+    papermill, the kernel and its worker process end, no temporary folder, kernel file or half-written file stays."""
+    book, env = book
+    build = tmp_path / "_build"
+    out, results = build / "executed" / "book" / "ok.ipynb", build / "results.json"
+    assert _run(book, env=env).returncode == 0
+    good, good_results = out.read_bytes(), results.read_text()
+
+    (book / "chapters.yml").write_text("ok: {parameters: {seconds: 120}}\n")  # a new execution, busy for 2 minutes
+    proc = subprocess.Popen(_cmd(book), env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    try:
+        # papermill, the kernel and its spawned worker are all running
+        _wait_for(lambda: len(_ours(execute_book, build)) >= 3, 120, "the kernel and its worker")
+        _wait_for(lambda: "working" in (build / "logs" / "ok.log").read_text(), 60, "the chapter to work")
+        start = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        stopped_in = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, stdout + stderr
+    assert "INTERRUPTED (SIGINT)" in stderr and "unchanged" in stderr
+    assert stopped_in < 30
+    assert out.read_bytes() == good and results.read_text() == good_results
+    assert _ours(execute_book, build) == {}, "no orphan processes"
+    assert _leftovers(build) == []
+
+
+@pytest.mark.slow
+def test_killing_the_executor_takes_its_children(book, tmp_path, execute_book):
+    """SIGKILL to the executor alone: papermill learns it (parent-death signal) and ends the kernel and workers."""
+    book, env = book
+    build = tmp_path / "_build"
+    proc = subprocess.Popen(_cmd(book, "--only", "ok", "-p", "seconds", "120"), env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        _wait_for(lambda: len(_ours(execute_book, build)) >= 3, 120, "the kernel and its worker")
+        proc.kill()
+        proc.wait()
+        _wait_for(lambda: _ours(execute_book, build) == {}, 30, "the children to end")
+    finally:
+        for pid in _ours(execute_book, build):
+            os.kill(pid, signal.SIGKILL)
+    # the next start removes what the killed run could not
+    assert _run(book, "--only", "ok", "-p", "n", "0", env=env).returncode == 0
+    assert _leftovers(build) == []
+
+
+@pytest.mark.slow
+def test_two_scratch_runs_at_once_do_not_mix(book, tmp_path):
+    book, env = book
+    scratch = tmp_path / "_build" / "scratch"
+    a = subprocess.Popen(_cmd(book, "--only", "ok", "-p", "n", "1", "-p", "seconds", "3"), env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    b = subprocess.Popen(_cmd(book, "--only", "ok", "-p", "n", "2", "-p", "seconds", "3"), env=env, cwd=ROOT,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    _wait_for(lambda: any(scratch.glob(".ok-n=1,seconds=3.partial-*")), 120, "the first run to start")
+    same = _run(book, "--only", "ok", "-p", "n", "1", "-p", "seconds", "3", env=env)  # the first one's run
+    assert same.returncode == 2 and "is being executed by another process" in same.stderr
+    out_a, out_b = a.communicate(timeout=300), b.communicate(timeout=300)
+    assert a.returncode == 0 and b.returncode == 0, out_a + out_b
+    for n in (1, 2):
+        run = scratch / f"ok-n={n},seconds=3"
+        assert json.loads((run / "results.json").read_text()) == {"twice": 2 * n, "size": 0}
+        assert json.loads((run / "parameters.json").read_text())["overrides"] == {"n": n, "seconds": 3}
+        assert "working" in (run / "run.log").read_text()
+    assert _leftovers(tmp_path / "_build") == []
