@@ -67,3 +67,10 @@ def test_no_progress_or_process_trivia_in_the_prose(chapter):
     prose = CELL.sub("", chapter.read_text())
     for phrase in ("process(es)", "loaded from cache", "it/s]"):
         assert phrase not in prose, f"{chapter.name}: implementation detail {phrase!r} in the prose"
+
+
+def test_papermill_can_read_every_parameter(chapter):
+    """papermill skips a parameters line holding more than one '=' (so --list and the checks would miss it)."""
+    tags, code = cells(chapter)[0]
+    bad = [line for line in code.splitlines() if line.strip() and not line.startswith("#") and line.count("=") != 1]
+    assert not bad, f"{chapter.name}: parameters papermill cannot parse (one '=' per line, none in the comment): {bad}"
