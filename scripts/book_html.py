@@ -1,8 +1,12 @@
-"""Sphinx extension: every chapter page's download menu offers the executed notebook and its MyST source.
+"""Sphinx extension for the book's pages (enabled in ``_config.yml``, ``sphinx: local_extensions``).
 
-The book is built from the executed notebooks, so the theme's "source file" is the executed ``.ipynb``; this adds the
-chapter's MyST source (``book/<source>.md`` named in ``book/chapters.yml``), copied into ``_build/html/_myst/``, so a
-reader can run what they read. Enabled in ``_config.yml`` (``sphinx: local_extensions``).
+- Every chapter page's download menu offers the executed notebook and its MyST source. The book is built from the
+  executed notebooks, so the theme's "source file" is the executed ``.ipynb``; this adds the chapter's MyST source
+  (``book/<source>.md`` named in ``book/chapters.yml``), copied into ``_build/html/_myst/``, so a reader can run what
+  they read.
+- Pages open without console errors: the light theme is the default (pydata-sphinx-theme otherwise logs "invalid
+  theme mode" on a first visit), a script added twice (sphinx-thebe's configuration) is kept once, and the page
+  declares an empty icon instead of requesting a ``favicon.ico`` the book does not have.
 """
 
 from __future__ import annotations
@@ -49,6 +53,20 @@ def add_downloads(app, pagename, templatename, context, doctree):
         )
 
 
+def clean_head(app, pagename, templatename, context, doctree):
+    """Light mode by default, each script once (same file and body), an empty icon (browsers request no favicon)."""
+    context["default_mode"] = "light"  # the template's first-visit mode (sphinx-book-theme has no option for it)
+    scripts, seen = [], set()
+    for script in context.get("script_files", []):
+        key = (getattr(script, "filename", None) or "", (getattr(script, "attributes", None) or {}).get("body"))
+        if key not in seen:
+            seen.add(key)
+            scripts.append(script)
+    context["script_files"] = scripts
+    context["metatags"] = context.get("metatags", "") + '\n<link rel="icon" href="data:,">'
+
+
 def setup(app):
     app.connect("html-page-context", add_downloads, priority=502)  # after the theme builds its buttons (501)
+    app.connect("html-page-context", clean_head, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
