@@ -45,7 +45,9 @@ html: execute
 pdf: execute
 	scripts/vendor_mathjax.sh _build/executed/_vendor/mathjax
 	$(JB_BUILD) --builder singlehtml
-	$(PY) scripts/browser.py _build/singlehtml/index.html _build/pdf/book.pdf
+	@# Sphinx's one-page build writes its figures' paths relative to the root, the page itself lives in book/
+	ln -sfn ../_images _build/singlehtml/book/_images
+	$(PY) scripts/browser.py _build/singlehtml/book/intro.html _build/pdf/book.pdf
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not results and not browser" tests
