@@ -1,0 +1,107 @@
+"""The book's one table renderer: a small table that shows itself as an HTML table in the book and as text elsewhere.
+
+A chapter displays a ``Table`` as the last expression of a cell; myst-nb renders its ``text/html`` as a real table
+(with a caption where the text refers to it), and a terminal or a plain ``print`` shows aligned text. Numbers are
+right-aligned and formatted per column, with the precision the prose uses.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any
+
+#: Cell text that reads as a number (also "0.12 ± 0.03", "1.2e-3 → 4.5", "12 [paper 13]", "—"): right-aligned.
+_NUMERIC = re.compile(r"^[\s+\-−–—]*[\d.]")
+_DASH = "—"
+
+
+@dataclass(frozen=True)
+class Table:
+    """Rows under headers. ``floatfmt`` formats float cells: one format for all columns, or one per column.
+
+    ``caption`` is shown above the table in the book. Cells may be numbers (formatted), ``None`` or NaN (shown as
+    "—"), or text (shown as given). Numeric-looking columns are right-aligned.
+    """
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    floatfmt: str | tuple[str, ...] = ".3f"
+    caption: str | None = None
+
+    def __post_init__(self):
+        width = len(self.headers)
+        for i, row in enumerate(self.rows):
+            if len(row) != width:
+                raise ValueError(f"Table row {i} has {len(row)} cells; the headers {self.headers} need {width}")
+        if not isinstance(self.floatfmt, str) and len(self.floatfmt) != width:
+            raise ValueError(f"floatfmt={self.floatfmt!r} must be one format or one per column ({width})")
+
+    def _format(self, value: Any, column: int) -> str:
+        fmt = self.floatfmt if isinstance(self.floatfmt, str) else self.floatfmt[column]
+        if value is None:
+            return _DASH
+        if isinstance(value, bool):
+            return "yes" if value else "no"
+        if isinstance(value, Integral):
+            return f"{int(value):,}" if abs(int(value)) >= 10_000 else str(int(value))
+        if isinstance(value, Real):
+            return _DASH if not math.isfinite(float(value)) else format(float(value), fmt)
+        return str(value)
+
+    def cells(self) -> list[list[str]]:
+        """Every body cell as the text the table shows."""
+        return [[self._format(v, j) for j, v in enumerate(row)] for row in self.rows]
+
+    def numeric_columns(self) -> list[bool]:
+        """Columns whose every non-empty cell reads as a number (these are right-aligned)."""
+        cells = self.cells()
+        flags = []
+        for j in range(len(self.headers)):
+            column = [r[j] for r in cells if r[j] not in ("", _DASH)]
+            flags.append(bool(column) and all(_NUMERIC.match(c) for c in column))
+        return flags
+
+    def __repr__(self) -> str:
+        cells = [list(self.headers), *self.cells()]
+        right = self.numeric_columns()
+        widths = [max(len(r[i]) for r in cells) for i in range(len(self.headers))]
+        just = lambda c, w, r: c.rjust(w) if r else c.ljust(w)  # noqa: E731
+        lines = ["  ".join(just(c, w, r) for c, w, r in zip(row, widths, right, strict=True)).rstrip() for row in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        if self.caption:
+            lines.insert(0, self.caption)
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        right = self.numeric_columns()
+
+        def cell(tag: str, text: str, j: int) -> str:
+            style = ' style="text-align: right; font-variant-numeric: tabular-nums"' if right[j] else ""
+            return f"<{tag}{style}>{html.escape(text)}</{tag}>"
+
+        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        head = "".join(cell("th", h, j) for j, h in enumerate(self.headers))
+        body = "".join("<tr>" + "".join(cell("td", c, j) for j, c in enumerate(r)) + "</tr>" for r in self.cells())
+        return f'<table class="table book-table">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    def records(self) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by header."""
+        return [dict(zip(self.headers, r, strict=True)) for r in self.rows]
+
+
+def mean_sem_text(mean: float, sem: float, n: int, digits: int = 3) -> str:
+    """ "m ± s" with ``digits`` significant digits for the mean (one fewer for the SEM); "—" when nothing is defined."""
+    if n == 0 or not math.isfinite(mean):
+        return _DASH
+    return f"{mean:.{digits}g} ± {sem:.{max(1, digits - 1)}g}" if n > 1 and math.isfinite(sem) else f"{mean:.{digits}g}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], floatfmt=".3f", caption: str | None = None) -> Table:
+    """Build a ``Table`` from any sequences (lists are turned into the tuples the frozen table holds)."""
+    fmt = floatfmt if isinstance(floatfmt, str) else tuple(floatfmt)
+    return Table(tuple(headers), tuple(tuple(r) for r in rows), fmt, caption)

@@ -1,0 +1,69 @@
+"""The chapters' sources read as a book: folded code, visible knobs with a rerun line, short code lines, one table
+renderer (no Markdown tables assembled in code), no bars or prints of implementation detail."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+BOOK = Path(__file__).resolve().parent.parent / "book"
+CHAPTERS = sorted(p for p in BOOK.glob("*.md") if "```{code-cell}" in p.read_text())
+MAX_LINE = 100
+CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(?P<body>.*?)^```$", re.M | re.S)
+
+
+def cells(path: Path) -> list[tuple[list[str], str]]:
+    """(tags, code) of every code cell of a MyST notebook."""
+    found = []
+    for match in CELL.finditer(path.read_text()):
+        body = match.group("body")
+        tags = re.search(r"^:tags:\s*\[(.*)\]\s*$", body, re.M)
+        names = [t.strip() for t in tags.group(1).split(",")] if tags else []
+        code = "\n".join(line for line in body.splitlines() if not line.startswith(":"))
+        found.append((names, code))
+    return found
+
+
+@pytest.fixture(params=CHAPTERS, ids=lambda p: p.stem)
+def chapter(request) -> Path:
+    return request.param
+
+
+def test_there_are_chapters():
+    assert len(CHAPTERS) >= 8
+
+
+def test_code_lines_fit_the_page(chapter):
+    long = [
+        f"{chapter.name}: {line.strip()[:60]}… ({len(line)} characters)"
+        for _, code in cells(chapter)
+        for line in code.splitlines()
+        if len(line) > MAX_LINE
+    ]
+    assert not long, f"code lines over {MAX_LINE} characters:\n" + "\n".join(long)
+
+
+def test_only_the_parameters_cell_shows_its_code(chapter):
+    found = cells(chapter)
+    assert "parameters" in found[0][0], f"{chapter.name}: the first code cell must be tagged 'parameters'"
+    shown = [code.strip().splitlines()[0] for tags, code in found[1:] if not {"hide-input", "remove-input"} & set(tags)]
+    assert not shown, f"{chapter.name}: cells that show their code (tag them hide-input): {shown}"
+
+
+def test_a_rerun_line_sits_above_the_parameters_cell(chapter):
+    text = chapter.read_text()
+    before = text[: text.index(":tags: [parameters]")]
+    last_prose = before.rstrip().rsplit("\n\n", 2)[-2]
+    assert "scripts/execute_book.py --only" in last_prose, f"{chapter.name}: no rerun line above the parameters cell"
+
+
+def test_tables_come_from_the_one_renderer(chapter):
+    for _, code in cells(chapter):
+        assert "to_markdown" not in code and "Markdown(" not in code, f"{chapter.name}: a table built as Markdown"
+        assert "from lib.ablation import Table" not in code, f"{chapter.name}: import Table from lib.tables"
+
+
+def test_no_progress_or_process_trivia_in_the_prose(chapter):
+    prose = CELL.sub("", chapter.read_text())
+    for phrase in ("process(es)", "loaded from cache", "it/s]"):
+        assert phrase not in prose, f"{chapter.name}: implementation detail {phrase!r} in the prose"
