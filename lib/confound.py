@@ -33,7 +33,12 @@ SUBSPACES = ("readout", "pc90", "pc95", "pc99", "manifold", "union")
 
 @dataclass
 class AblationRecord:
-    """One ablation of one solution. Fractions map a name of :data:`SUBSPACES` to a float (NaN if nothing moved)."""
+    """One ablation of one solution. Fractions map a name of :data:`SUBSPACES` to a float (NaN if nothing moved).
+
+    ``dims`` maps the same names to each subspace's dimension; ``energy_*`` are Σ‖·‖² of the direct action over the
+    visited states (inside U, outside U, all); ``draws`` maps a kind of :data:`lib.perturbation.KINDS` to the draws'
+    ΔFVU (on the evaluation trials, like ``dfvu_eval``, ``dfvu_inside`` and ``dfvu_outside``).
+    """
 
     task: str
     seed: int
@@ -53,6 +58,7 @@ class AblationRecord:
     dfvu_inside: float
     dfvu_outside: float
     draws: dict[str, np.ndarray] = field(repr=False)
+    dims: dict[str, int] = field(default_factory=dict)
     lambdas: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     dfvu_path: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
 
@@ -152,6 +158,7 @@ def study_solution(
             energy_total=float(np.sum(r["action"] ** 2)),
             dfvu_inside=float(f_in - fvu[0]), dfvu_outside=float(f_out - fvu[0]), draws=draw_dfvu,
         )  # fmt: skip
+        rec.dims = {k: int(v.shape[1]) for k, v in bases.items()}
         if r["name"] in schur.ABLATION_BLOCKS:
             j = schur.ABLATION_BLOCKS.index(r["name"])
             rec.lambdas = lam

@@ -138,6 +138,9 @@ def distance_summary(records: Sequence[AblationRecord], tolerance: float) -> dic
     for kind in pt.KINDS:
         more = [pt.fraction_more_damage(r.dfvu_eval, r.draws[kind]) for r in recs]
         out[f"median_frac_more_{kind}"] = float(np.median(more))
+    out["median_percentile_isotropic"] = float(
+        np.median([pt.percentile_of(r.dfvu_eval, r.draws["isotropic"]) for r in recs])
+    )
     iso = [float(np.median(r.draws["isotropic"])) for r in recs]
     out["n_keep"] = int(sum(r.dfvu_eval <= tolerance and m > tolerance for r, m in zip(recs, iso, strict=True)))
     out["n_alter"] = int(sum(r.dfvu_eval > tolerance and m <= tolerance for r, m in zip(recs, iso, strict=True)))
@@ -146,19 +149,27 @@ def distance_summary(records: Sequence[AblationRecord], tolerance: float) -> dic
 
 
 def stabilizer_summary(records: Sequence[AblationRecord], tolerance: float, thresholds: Sequence[float]) -> dict:
-    """§2.6 per single block: ε* (smallest ε that makes the block an ε-stabilizer in every solution, max ΔFVU⁺),
-    the median removed mass, and per mass threshold the number of candidate invariances (ΔFVU ≤ tolerance,
-    mass ≥ threshold) over the solutions and blocks."""
+    """§2.6 per single block, over the solutions where the block is not empty: ε* (the smallest ε that makes the
+    block an ε-stabilizer in all of them, max ΔFVU⁺), the median removed mass, how many are ε-stabilizers at
+    ``tolerance``; ``n_empty_<b>`` counts the solutions where the block has no entries. Per mass threshold, the number
+    of candidate invariances (ΔFVU ≤ tolerance, mass ≥ threshold) over the solutions and blocks."""
     out = {}
     for b in ("RR", "CR", "CC"):
-        rs = [r for r in records if r.ablation == b]
-        out[f"eps_star_{b}"] = float(max(max(r.dfvu, 0.0) for r in rs))
-        out[f"median_mass_{b}"] = float(np.median([r.mass for r in rs]))
+        rs = [r for r in records if r.ablation == b and r.mass > 0]
+        out[f"n_empty_{b}"] = int(sum(r.ablation == b and r.mass == 0 for r in records))
+        out[f"eps_star_{b}"] = float(max(max(r.dfvu, 0.0) for r in rs)) if rs else 0.0
+        out[f"median_mass_{b}"] = float(np.median([r.mass for r in rs])) if rs else 0.0
         out[f"n_stabilizer_{b}"] = int(sum(r.dfvu <= tolerance for r in rs))
-    singles = [r for r in records if r.ablation in ("RR", "CR", "CC")]
+    singles = [r for r in records if r.ablation in ("RR", "CR", "CC") and r.mass > 0]
     for i, m in enumerate(thresholds):
         out[f"n_candidates_{i}"] = int(sum(r.dfvu <= tolerance and r.mass >= m for r in singles))
     return out
+
+
+def dimension_rows(records: Sequence[AblationRecord]) -> tuple:
+    """Median dimension over solutions of each subspace (readout, PCs at each level, manifold, U)."""
+    per_seed = {r.seed: r.dims for r in records}
+    return tuple(float(np.median([d[k] for d in per_seed.values()])) for k in SUBSPACES)
 
 
 def basis_summary(Ws: Sequence[np.ndarray], alpha: float, scales, draws: int, seed: int) -> dict:
@@ -187,13 +198,14 @@ def basis_summary(Ws: Sequence[np.ndarray], alpha: float, scales, draws: int, se
     return values, kappa, dep
 
 
-def fraction_rows(records: Sequence[AblationRecord], names: Sequence[str]) -> list[tuple]:
-    """Per ablation: mean mass, mean ΔFVU, mean energy shares of Δh in each subspace and of ΔW h in readout and U."""
+def fraction_rows(records: Sequence[AblationRecord], names: Sequence[str], which: str) -> list[tuple]:
+    """Per ablation: mean mass, mean ΔFVU and the mean energy share in each subspace of Δh (``which="dh"``) or of
+    the direct action ΔW h (``which="dw"``), over the solutions where the ablation removes something."""
+    params.choice("which", which, ("dh", "dw"))
     rows = []
     for name in names:
         rs = [r for r in records if r.ablation == name and r.mass > 0]
         mean = lambda get, rs=rs: float(np.nanmean([get(r) for r in rs])) if rs else float("nan")  # noqa: E731
-        dh = [mean(lambda r, k=k: r.frac_dh[k]) for k in SUBSPACES]
-        dw = [mean(lambda r, k=k: r.frac_dw[k]) for k in ("readout", "union")]
-        rows.append((name, mean(lambda r: r.mass), mean(lambda r: r.dfvu), *dh, *dw))
+        shares = [mean(lambda r, k=k: getattr(r, f"frac_{which}")[k]) for k in SUBSPACES]
+        rows.append((name, mean(lambda r: r.mass), mean(lambda r: r.dfvu), *shares))
     return rows

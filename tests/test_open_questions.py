@@ -53,5 +53,6 @@ def test_summaries_count_what_they_say():
     assert c["harmless_avoid"] == "avoid"
     d = oq.distance_summary(recs, tolerance=0.01)
     assert (d["n_keep"], d["n_alter"], d["verdict"]) == (1, 1, "holds")
-    s = oq.stabilizer_summary(recs, 0.01, [0.1, 0.5])
+    s = oq.stabilizer_summary([*recs, record("RR", 0.0, mass=0.0, seed=1)], 0.01, [0.1, 0.5])
     assert s["eps_star_RR"] == 0.001 and s["n_candidates_0"] == 1 and s["n_candidates_1"] == 0
+    assert s["n_empty_RR"] == 1 and s["n_stabilizer_RR"] == 1  # an empty block is not counted as a stabilizer
