@@ -88,7 +88,7 @@ def lambda_paths(records: Mapping[str, Sequence[AblationRecord]]):
             for c in curves:
                 ax.plot(rs[0].lambdas, c, color=COLOURS[name], lw=0.6, alpha=0.4)
             ax.plot(rs[0].lambdas, curves.mean(axis=0), color=COLOURS[name], lw=2.2, label=NAMES[name])
-        ax.set_yscale("symlog", linthresh=1e-3)
+        ax.set_yscale("symlog", linthresh=1e-5)
         ax.set_xlabel("λ")
         ax.set_title(_title(task), fontsize=10)
     axes[0, 0].set_ylabel("ΔFVU(λ) (symlog)")
