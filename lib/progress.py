@@ -13,8 +13,10 @@ Where a bar goes is set by ``$BOOK_PROGRESS``:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
@@ -70,3 +72,22 @@ def note(message: str) -> None:
     stream = _stream(destination())
     if stream is not None:
         print(message, file=stream, flush=True)
+
+
+@contextlib.contextmanager
+def child_stderr() -> Iterator[None]:
+    """While open, child processes started here write their stderr where the bars go (a nested kernel's log lines
+    would otherwise be captured into this notebook by ipykernel); in ``notebook`` mode nothing changes."""
+    where = destination()
+    if where == "notebook":
+        yield
+        return
+    target = os.open(os.devnull if where == "off" else where, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    saved = os.dup(2)
+    try:
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(target)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib import ablation, metrics, params, rnn, schur
+from lib import ablation, metrics, params, progress, rnn, schur
 from lib.paths import REPO_ROOT
 from lib.tables import Table, mean_sem_text
 from lib.tasks import available_tasks, get_task
@@ -553,10 +553,11 @@ def execute_task_chapter(output: Path, *, source: Path | None = None, **paramete
         nb = jupytext.read(source)
         nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
         nbformat.write(nb, path)
-        papermill.execute_notebook(
-            str(path), str(output), parameters=parameters, kernel_name="python3", cwd=str(source.parent),
-            progress_bar=False,
-        )  # fmt: skip
+        with progress.child_stderr():  # the nested kernel's log lines go where the bars go, not in this notebook
+            papermill.execute_notebook(
+                str(path), str(output), parameters=parameters, kernel_name="python3", cwd=str(source.parent),
+                progress_bar=False,
+            )  # fmt: skip
     return glued_values(output)
 
 

@@ -39,3 +39,18 @@ def test_bad_values_are_refused_with_the_variable_and_what_is_allowed(monkeypatc
     monkeypatch.setenv("BOOK_PROGRESS", value)
     with pytest.raises(ValueError, match=r"\$BOOK_PROGRESS=.*'notebook'.*'off'.*absolute path"):
         progress.bar(total=1)
+
+
+def test_child_processes_write_their_stderr_where_the_bars_go(monkeypatch, tmp_path):
+    import subprocess
+    import sys
+
+    target = tmp_path / "chapter.progress"
+    monkeypatch.setenv("BOOK_PROGRESS", str(target))
+    with progress.child_stderr():
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('nested kernel says hi\\n')"], check=True)
+    assert target.read_text() == "nested kernel says hi\n"
+    monkeypatch.setenv("BOOK_PROGRESS", "off")
+    with progress.child_stderr():  # to /dev/null, and the process's own stderr comes back afterwards
+        subprocess.run([sys.executable, "-c", "import sys; sys.stderr.write('gone\\n')"], check=True)
+    assert target.read_text() == "nested kernel says hi\n"
