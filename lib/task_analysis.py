@@ -9,9 +9,17 @@ The pipeline for any registered task (``lib.tasks.available_tasks()``)::
     scan = alpha_scan(analysis, np.round(np.arange(0.80, 0.951, 0.01), 2))
 
 Metrics follow :mod:`lib.metrics`: FVU on a held-out batch with ȳ the per-channel mean target over every held-out
-trial and time step; ΔFVU = FVU(W̃) − FVU(W); S_ΔT = ΔFVU / (‖ΔT‖_F / ‖T‖_F). Held-out trials come from the numpy
-stream ``default_rng([HELDOUT_SEED, HELDOUT_STREAM])``, which no training run draws from (training uses stream 0 of
-its own seed), and are the same for every solution of a task. Everything after training is float64.
+trial and time step; ΔFVU = FVU(W̃) − FVU(W); S_ΔT = ΔFVU / (‖ΔT‖_F / ‖T‖_F).
+
+**Empty blocks.** An ablation that removes no Schur mass (T_RR when R is a single block, T_C→R and T_CC when C is
+empty or a single block) is *empty*: it is not an intervention, so it is not "safe" either. Its FVU, ΔFVU and S_ΔT are
+NaN; it is counted apart (``TaskAnalysis.n_empty``) and left out of means, safe fractions and orderings. In an
+ordering, a comparison a > b with b empty is dropped (an empty block has no effect to exceed); with a empty the
+ordering is undefined for that solution, which is then left out of the fraction (``TaskAnalysis.count``).
+
+Held-out trials come from the numpy stream ``default_rng([HELDOUT_SEED, HELDOUT_STREAM])``, which no training run
+draws from (training uses stream 0 of its own seed), and are the same for every solution of a task. Everything after
+training is float64.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import numpy as np
 import torch
 
 from lib import ablation, metrics, params, rnn, schur
+from lib.papers import schur_ablation as paper_a
 from lib.paths import REPO_ROOT
 from lib.tables import Table, mean_sem_text
 from lib.tasks import available_tasks, get_task
@@ -38,32 +47,28 @@ from lib.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_ma
 HELDOUT_SEED = 20_260_000
 #: Held-out trials per task.
 N_HELDOUT = 1024
-#: Paper A §4: N_h = 64, dense orthogonal init, Adam 1e-3, batch 64, 30 epochs × 128 batches, α = 0.9.
-PAPER_TRAINING = {"n_hidden": 64, "construction": "dense_orthogonal", "lr": 1e-3, "batch_size": 64, "steps": 30 * 128}
-PAPER_ALPHA = 0.9
+#: Paper A §4: N_h = 64, dense orthogonal init, Adam 1e-3, batch 64, 30 epochs × 128 batches, α = 0.9 (lib.papers).
+_T = paper_a.TASKS_TRAINING
+PAPER_TRAINING = {
+    "n_hidden": _T["n_hidden"],
+    "construction": _T["construction"],
+    "lr": _T["lr"],
+    "batch_size": _T["batch_size"],
+    "steps": _T["epochs"] * _T["batches_per_epoch"],
+}
+PAPER_ALPHA = paper_a.ALPHA
 #: The single-block ablations, in the paper's figure order.
 SINGLE_BLOCKS = ("RR", "CR", "CC")
 
-#: Paper A §4 numbers (quotations, mean ± SEM over 3 seeds; None where the paper gives no number).
+#: Paper A §4 numbers as (mean, SEM) per task (a view of ``lib.papers.schur_ablation.TASKS``).
 PAPER = {
-    "flipflop": {
-        "fvu_full": 0.0048,
-        "dfvu": {"CR": (9.45e-2, 9.35e-3), "CC": (4.96e-2, 5.39e-3), "RR": None},
-        "sens": {"CR": None, "CC": None, "RR": None},
-        "claim": "ΔFVU(−T_C→R) is the largest; ΔFVU(−T_RR) ≈ 0",
-    },
-    "sine": {
-        "fvu_full": 0.0036,
-        "dfvu": {"CC": (2.08, 0.23), "CR": (1.73, 0.34), "RR": None},
-        "sens": {"CR": (21.1, 5.1), "CC": (12.3, 1.5), "RR": None},
-        "claim": "ΔFVU(−T_CC) > ΔFVU(−T_C→R) (both large), but S_ΔT(−T_C→R) > S_ΔT(−T_CC)",
-    },
-    "context": {
-        "fvu_full": 0.0104,
-        "dfvu": {"CC": (0.94, 0.03), "CR": (0.37, 0.16), "RR": None},
-        "sens": {"CR": None, "CC": None, "RR": None},
-        "claim": "ΔFVU(−T_CC) > ΔFVU(−T_C→R)",
-    },
+    task: {
+        "fvu_full": d["fvu_full"].value,
+        "dfvu": {b: (q.value, q.sem) for b, q in d["dfvu"].items()},
+        "sens": {b: (q.value, q.sem) for b, q in d["sens"].items()},
+        "claim": d["claim"],
+    }
+    for task, d in paper_a.TASKS.items()
 }
 
 
@@ -131,7 +136,8 @@ class SolutionProfile:
     """Ablation profile of one trained solution at one α: FVU, ΔFVU, removed mass and S_ΔT per subset.
 
     ``dfvu``/``sens``/``mass``/``fvu`` map a subset label key (``"RR"``, ``"CR+CC"``, ``""`` = full …) to a float;
-    ``gaps``: |λ|/ρ − α per diagonal block; ``min_gap``: the nearest block to the threshold, min |gaps|.
+    ``gaps``: |λ|/ρ − α per diagonal block; ``min_gap``: the nearest block to the threshold, min |gaps|;
+    ``empty``: the subset keys that remove no Schur mass (their FVU, ΔFVU and S_ΔT are NaN, see the module docstring).
     """
 
     seed: int
@@ -146,6 +152,7 @@ class SolutionProfile:
     gaps: np.ndarray = field(repr=False)
     min_gap: float = math.nan
     coupling_mass: float = math.nan
+    empty: tuple[str, ...] = ()
 
     @property
     def signed_gap(self) -> float:
@@ -180,14 +187,17 @@ def profile_solution(
     sp = schur.split(form, alpha)
     result = ablation.ablation_profile(weights, lambda w: fvu_of(w, batch), alpha, subsets, form=form)
     full = result.score(())
-    fvu, dfvu, mass, sens = {}, {}, {}, {}
+    fvu, dfvu, mass, sens, empty = {}, {}, {}, {}, []
     for r in result.records:
         key = subset_key(r["subset"])
-        # an empty block (e.g. T_RR when R is a single block) removes nothing: its FVU is the full model's exactly
-        fvu[key] = full if r["removed_mass"] == 0.0 else float(r["score"])
-        dfvu[key] = metrics.delta_fvu(fvu[key], full)
         mass[key] = float(r["removed_mass"])
-        sens[key] = metrics.sensitivity(dfvu[key], mass[key])  # NaN for an empty block (nothing removed)
+        if key and mass[key] == 0.0:  # an empty ablation removes nothing: no intervention, no effect to score
+            empty.append(key)
+            fvu[key] = dfvu[key] = sens[key] = math.nan
+            continue
+        fvu[key] = float(r["score"])
+        dfvu[key] = metrics.delta_fvu(fvu[key], full)
+        sens[key] = metrics.sensitivity(dfvu[key], mass[key])
     return SolutionProfile(
         seed=int(seed),
         alpha=alpha,
@@ -201,6 +211,7 @@ def profile_solution(
         gaps=np.asarray(sp.block_gaps),
         min_gap=float(sp.min_gap),
         coupling_mass=float(result.coupling_mass),
+        empty=tuple(empty),
     )
 
 
@@ -248,9 +259,24 @@ class TaskAnalysis:
         m, s = metrics.mean_sem(v)
         return m, s, int(v.size)
 
-    def fraction(self, holds: Callable[[SolutionProfile], bool]) -> float:
-        """Fraction of solutions for which ``holds(profile)`` is true (a plain float)."""
-        return float(np.mean([bool(holds(p)) for p in self.profiles]))
+    def count(self, holds: Callable[[SolutionProfile], bool | None]) -> tuple[int, int]:
+        """(k, n): solutions where ``holds(profile)`` is true, out of those where it is defined (not None)."""
+        judged = [holds(p) for p in self.profiles]
+        judged = [bool(j) for j in judged if j is not None]
+        return sum(judged), len(judged)
+
+    def per_solution(self, holds: Callable[[SolutionProfile], bool | None]) -> tuple[bool, ...]:
+        """``holds(profile)`` for every solution where it is defined (empty blocks can leave some out)."""
+        return tuple(bool(j) for j in (holds(p) for p in self.profiles) if j is not None)
+
+    def fraction(self, holds: Callable[[SolutionProfile], bool | None]) -> float:
+        """Fraction of the solutions where ``holds(profile)`` is defined for which it is true (NaN if none is)."""
+        k, n = self.count(holds)
+        return k / n if n else math.nan
+
+    def n_empty(self, key: str) -> int:
+        """Solutions in which the ablation ``key`` removes nothing (an empty block)."""
+        return sum(key in p.empty for p in self.profiles)
 
     def min_threshold_gap(self) -> float:
         """Smallest | |λ|/ρ − α | over every block of every solution."""
@@ -262,16 +288,18 @@ class TaskAnalysis:
         for subset in schur.all_subsets():
             key = subset_key(subset)
             cells = [mean_sem_text(*self.mean_sem(kind, key), digits) for kind in ("fvu", "dfvu", "mass", "sens")]
-            rows.append((schur.label(subset), *cells, len(self.profiles)))
-        return Table(("ablation", "FVU", "ΔFVU", "removed mass", "S_ΔT", "n"), tuple(rows), caption=caption)
+            n_empty = self.n_empty(key) if key else 0
+            rows.append((schur.label(subset), *cells, len(self.profiles) - n_empty, n_empty))
+        headers = ("ablation", "FVU", "ΔFVU", "removed mass", "S_ΔT", "n", "empty")
+        return Table(headers, tuple(rows), caption=caption)
 
     def per_seed_table(self, blocks: Sequence[str] = SINGLE_BLOCKS, caption: str | None = None) -> Table:
         """One row per solution: n_R, signed gap to the threshold, full FVU, ΔFVU and S_ΔT of each block."""
         head = ("seed", "n_R", "gap", "FVU", *(f"ΔFVU −{b}" for b in blocks), *(f"S_ΔT −{b}" for b in blocks))
         rows = [
             (p.seed, p.n_R, f"{p.signed_gap:+.4f}", f"{p.fvu_full:.4f}")
-            + tuple(f"{p.dfvu[b]:.3g}" for b in blocks)
-            + tuple("—" if not math.isfinite(p.sens[b]) else f"{p.sens[b]:.3g}" for b in blocks)
+            + tuple("empty" if b in p.empty else f"{p.dfvu[b]:.3g}" for b in blocks)
+            + tuple("empty" if b in p.empty else f"{p.sens[b]:.3g}" for b in blocks)
             for p in self.profiles
         ]
         return Table(head, tuple(rows), caption=caption)
@@ -321,8 +349,8 @@ class AlphaScan:
 
     def ordering_flips(self, a: str, b: str) -> np.ndarray:
         """(n_seeds,) bool: whether the sign of ΔFVU(−a) − ΔFVU(−b) changes over the scanned α."""
-        s = np.sign(self.dfvu[a] - self.dfvu[b])
-        return np.array([len(np.unique(row[row != 0])) > 1 for row in s])
+        s = np.sign(self.dfvu[a] - self.dfvu[b])  # NaN where either block is empty: left out
+        return np.array([len(np.unique(row[np.isfinite(row) & (row != 0)])) > 1 for row in s])
 
 
 def alpha_scan(analysis: TaskAnalysis, alphas: Sequence[float], blocks: Sequence[str] = SINGLE_BLOCKS) -> AlphaScan:
@@ -346,7 +374,8 @@ def alpha_scan(analysis: TaskAnalysis, alphas: Sequence[float], blocks: Sequence
 # ------------------------------------------------------------------------------------------------- the paper's claims
 
 #: An ordering is a list of comparisons (kind, a, b) that must all hold: value(kind, a) > value(kind, b), where kind is
-#: "dfvu" or "sens" and a, b are single blocks. An undefined value (S_ΔT of an empty block) makes it fail.
+#: "dfvu" or "sens" and a, b are single blocks. A comparison with an empty b is dropped; an empty a (or no comparison
+#: left) makes the ordering undefined (None) for that solution.
 Ordering = tuple[tuple[str, str, str], ...]
 
 #: The orderings behind the paper's §4 claims, as generic names evaluated for every task.
@@ -357,24 +386,37 @@ ORDERINGS: dict[str, Ordering] = {
     "sens_CR_gt_CC": (("sens", "CR", "CC"),),
 }
 
-#: The orderings the paper reports for each of its tasks (keys of ORDERINGS).
-PAPER_CLAIMS: dict[str, tuple[str, ...]] = {
-    "flipflop": ("CR_largest",),
-    "sine": ("sens_CR_gt_CC", "CC_gt_CR"),
-    "context": ("CC_gt_CR",),
-}
+#: The orderings the paper reports for each of its tasks (keys of ORDERINGS; lib.papers.schur_ablation).
+PAPER_CLAIMS: dict[str, tuple[str, ...]] = dict(paper_a.TASK_ORDERINGS)
 
 
-def holds(ordering: Ordering | str, profile: SolutionProfile) -> bool:
-    """Whether one solution satisfies an ordering (a name in ORDERINGS or the comparisons themselves)."""
+def _judge(ordering: Ordering | str, value: Callable[[str, str], float]) -> bool | None:
+    """Evaluate an ordering on ``value(kind, block)`` (NaN: the block is empty); None when undefined."""
     ordering = ORDERINGS[ordering] if isinstance(ordering, str) else ordering
-    return all(_gt(getattr(profile, k)[a], getattr(profile, k)[b]) for k, a, b in ordering)
+    kept = []
+    for k, a, b in ordering:
+        va, vb = value(k, a), value(k, b)
+        if not math.isfinite(va):
+            return None
+        if math.isfinite(vb):
+            kept.append(va > vb)
+    return all(kept) if kept else None
+
+
+def holds(ordering: Ordering | str, profile: SolutionProfile) -> bool | None:
+    """Whether one solution satisfies an ordering (a name in ORDERINGS or the comparisons); None if undefined."""
+
+    def value(kind: str, block: str) -> float:
+        v = getattr(profile, kind)[block]
+        return math.nan if block in profile.empty else v
+
+    return _judge(ordering, value)
 
 
 def holds_in_means(ordering: Ordering | str, analysis: TaskAnalysis) -> bool:
-    """Whether the seed means of ``analysis`` satisfy an ordering (how the paper reports its claims)."""
-    ordering = ORDERINGS[ordering] if isinstance(ordering, str) else ordering
-    return all(_gt(analysis.mean_sem(k, a)[0], analysis.mean_sem(k, b)[0]) for k, a, b in ordering)
+    """Whether the seed means of ``analysis`` (over the solutions where each block is not empty) satisfy an ordering
+    (how the paper reports its claims); False when undefined."""
+    return bool(_judge(ordering, lambda k, b: analysis.mean_sem(k, b)[0]))
 
 
 def paper_orderings(task: str) -> dict[str, Callable[[SolutionProfile], bool]]:
@@ -400,14 +442,11 @@ def subset_fraction(analysis: TaskAnalysis, ordering: Ordering | str, k: int = 3
 
 
 def safe_fraction(analyses: Sequence[TaskAnalysis], key: str, tolerance: float) -> float:
-    """Fraction of all solutions (over every analysis) whose ΔFVU for subset ``key`` is at most ``tolerance``."""
+    """Fraction of the solutions (over every analysis) where the ablation ``key`` removes mass (is not empty) whose
+    ΔFVU is at most ``tolerance``; NaN when it is empty in every solution."""
     v = np.concatenate([a.dfvu(key) for a in analyses])
-    return float(np.mean(v <= tolerance))
-
-
-def _gt(a: float, b: float) -> bool:
-    """a > b, false when either is undefined (NaN)."""
-    return bool(math.isfinite(a) and math.isfinite(b) and a > b)
+    v = v[np.isfinite(v)]
+    return float(np.mean(v <= tolerance)) if v.size else math.nan
 
 
 def _seed_list(seeds: int | Sequence[int]) -> list[int]:
