@@ -382,6 +382,11 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copy2(extra, out_dir / extra.name)
 
     fingerprints = {s: fingerprint(manifest[s]["source"], manifest[s]["parameters"]) for s in selected}
+    for stem in selected:  # a chapter that reads others' notebooks (the scorecard) also depends on what they hold
+        after = manifest[stem]["after"]
+        deps = [fingerprints.get(d) or stored_fingerprint(out_dir / f"{d}.ipynb") or "" for d in after]
+        if deps:
+            fingerprints[stem] = hashlib.sha256("".join([fingerprints[stem], *deps]).encode()).hexdigest()
     todo = [s for s in selected if args.force or stored_fingerprint(out_dir / f"{s}.ipynb") != fingerprints[s]]
     print(f"executing {len(todo)} of {len(selected)} chapter(s) into {out_dir} ({args.jobs} at a time)", flush=True)
     for stem in selected:
@@ -402,6 +407,15 @@ def main(argv: list[str] | None = None) -> int:
 
     results = collect_results(out_dir, list(manifest))
     write_json_atomic(out_root.parent / ("scratch-results.json" if scratch else "results.json"), results)
+    if not scratch:  # every claim record (glue claim_<id>, lib.claims) for outside use
+        claims = {}
+        for key, value in results.items():
+            stem, name = key.split("::", 1)
+            if name.startswith("claim_") and isinstance(value, str) and value.startswith("{"):
+                record = json.loads(value)
+                if name == f"claim_{record['id']}":
+                    claims[record["id"]] = {**record, "chapter": stem}
+        write_json_atomic(out_root.parent / "claims.json", claims)
     if not scratch and timings:
         timing_path = build_dir() / "timings.json"
         previous = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
