@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
+
 #: Cell text that reads as a number (also "0.12 ± 0.03", "1.2e-3 → 4.5", "12 [paper 13]", "—"): right-aligned.
 @dataclass(frozen=True)
 class Link:
