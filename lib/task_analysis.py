@@ -825,7 +825,7 @@ def copy_claims(
     )  # fmt: skip
     worst = lambda r: float(max(abs(v) for v in drops(r).values()))  # noqa: E731
     q = paper_a.CAYLEY_ACCURACY
-    rep_c = next(r for r in scans["cayley"] if r.alpha == paper_a.ALPHA)
+    rep_c = next((r for r in scans["cayley"] if r.alpha == paper_a.ALPHA), scans["cayley"][0])
     out.append(
         Claim(
             "A3_cayley_harmless", "A", q.section, "Cayley: negligible couplings, every ablation leaves replay at 1",
