@@ -745,7 +745,7 @@ def copy_claims(
     """
     out = []
     sd = lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else 0.0  # noqa: E731
-    drops = lambda r: {s: r.score(()) - r.score(s) for s in schur.all_subsets()}  # noqa: E731
+    drops = lambda r: {s: r.score(()) - r.score(s) for s in r.subsets}  # noqa: E731
     for s, q in paper_a.COPY_DENSE_ORTH.items():
         key = "full" if not s else "minus_" + ("all" if len(s) == 3 else "_".join(s))
         values = [r.score(s) for r in orth]
