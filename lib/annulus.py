@@ -718,8 +718,9 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
         end, acc_end = values[f"defect_end_{kind}_resolved_{c}"], values[f"acc_end_{kind}_resolved_{c}"]
         fend, facc = values[f"defect_end_{kind}_fixed_{c}"], values[f"acc_end_{kind}_fixed_{c}"]
         ref = v["defect_start"] if kind == "c" else values[f"defect_pred_{kind}_{c}"]
-        paper_ref = row["start"].value if kind == "c" else row["pred"].value
-        off, paper_off = abs(end / ref - 1), abs(row["end"].value / paper_ref - 1)
+        q_ref = row["start"] if kind == "c" else row["pred"]
+        off, paper_off = abs(end / ref - 1), abs(row["end"].value / q_ref.value - 1)
+        paper_off += row["end"].half_unit / row["end"].value + q_ref.half_unit / q_ref.value  # printed precision
         tol = paper_b.RESOLVED_C_TOLERANCE.value if kind == "c" else paper_b.RESOLVED_B_TOLERANCE.value
         sign = "+c" if kind == "c" else "−b"
         where = c.replace("_", "/")
