@@ -72,5 +72,5 @@ def test_no_coupling_uniformly_safe_matches_the_table(results):
 
 def test_new_task_runs_end_to_end(results):
     ch = "new_task::"
-    for name in ("fvu_full", "dfvu_CC", "min_threshold_gap"):
+    for name in ("fvu_full", "min_threshold_gap", "nR_min"):
         assert math.isfinite(results[f"{ch}new_{name}"]), name
