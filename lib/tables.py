@@ -15,7 +15,19 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any
 
+
 #: Cell text that reads as a number (also "0.12 ± 0.03", "1.2e-3 → 4.5", "12 [paper 13]", "—"): right-aligned.
+@dataclass(frozen=True)
+class Link:
+    """A table cell that links to ``href`` (a relative URL, e.g. "copy_task.html#functional-classes") in the book."""
+
+    text: str
+    href: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 _NUMERIC = re.compile(r"^[\s+\-−–—]*[\d.]")
 _DASH = "—"
 
@@ -45,6 +57,8 @@ class Table:
         fmt = self.floatfmt if isinstance(self.floatfmt, str) else self.floatfmt[column]
         if value is None:
             return _DASH
+        if isinstance(value, Link):
+            return value.text
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, Integral):
@@ -80,13 +94,19 @@ class Table:
     def _repr_html_(self) -> str:
         right = self.numeric_columns()
 
-        def cell(tag: str, text: str, j: int) -> str:
+        def cell(tag: str, text: str, j: int, value: Any = None) -> str:
             style = ' style="text-align: right; font-variant-numeric: tabular-nums"' if right[j] else ""
-            return f"<{tag}{style}>{html.escape(text)}</{tag}>"
+            inner = html.escape(text)
+            if isinstance(value, Link):
+                inner = f'<a href="{html.escape(value.href, quote=True)}">{inner}</a>'
+            return f"<{tag}{style}>{inner}</{tag}>"
 
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
         head = "".join(cell("th", h, j) for j, h in enumerate(self.headers))
-        body = "".join("<tr>" + "".join(cell("td", c, j) for j, c in enumerate(r)) + "</tr>" for r in self.cells())
+        body = "".join(
+            "<tr>" + "".join(cell("td", c, j, v) for j, (c, v) in enumerate(zip(r, row, strict=True))) + "</tr>"
+            for r, row in zip(self.cells(), self.rows, strict=True)
+        )
         return f'<table class="table book-table">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
     def records(self) -> list[dict[str, Any]]:

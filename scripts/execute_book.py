@@ -734,7 +734,7 @@ class Executor:
             job.failed.unlink(missing_ok=True)
             if self.results_path is not None:
                 with self.results_lock:
-                    write_json_atomic(self.results_path, collect_results(self.out_dir, self.stems))
+                    write_results(self.results_path, self.out_dir, self.stems)
             return
         nbformat.write(result, job.staging / "notebook.ipynb")
         values = glued_values(job.staging / "notebook.ipynb")
@@ -1033,6 +1033,22 @@ def write_json_atomic(path: Path, payload) -> None:
     os.replace(tmp, path)
 
 
+def write_results(results_path: Path, out_dir: Path, stems: list[str]) -> dict:
+    """Write ``results.json`` (every glued value of the executed tree) and, beside it, ``claims.json``: every claim
+    record a chapter glued as ``claim_<id>`` (``lib.claims``), with the chapter that computed it."""
+    results = collect_results(out_dir, stems)
+    write_json_atomic(results_path, results)
+    claims = {}
+    for key, value in results.items():
+        stem, name = key.split("::", 1)
+        if name.startswith("claim_") and isinstance(value, str) and value.startswith("{"):
+            record = json.loads(value)
+            if name == f"claim_{record['id']}":
+                claims[record["id"]] = {**record, "chapter": stem}
+    write_json_atomic(results_path.with_name("claims.json"), claims)
+    return results
+
+
 def collect_results(out_dir: Path, stems: list[str]) -> dict:
     results = {}
     for stem in stems:
@@ -1120,6 +1136,12 @@ def main(argv: list[str] | None = None) -> int:
         entry["parameters"].update(overrides)
         check_parameters(stem, entry["source"], entry["parameters"])
     fingerprints = {s: fingerprint(manifest[s]["source"], manifest[s]["parameters"]) for s in selected}
+    for stem in selected:  # a chapter that reads others' notebooks or models also depends on what they hold
+        deps = [
+            fingerprints.get(d) or stored_fingerprint(out_dir / f"{d}.ipynb") or "" for d in manifest[stem]["after"]
+        ]
+        if deps:
+            fingerprints[stem] = hashlib.sha256("".join([fingerprints[stem], *deps]).encode()).hexdigest()
 
     jobs_for: dict[str, Job] = {}
     if scratch:
@@ -1242,8 +1264,7 @@ def _execute(args, manifest, selected, todo, jobs_for, scratch, build, out_root,
     total = time.perf_counter() - start
 
     if results_path is not None:
-        results = collect_results(out_dir, list(manifest))
-        write_json_atomic(results_path, results)
+        results = write_results(results_path, out_dir, list(manifest))
         if timings:
             timing_path = build / "timings.json"
             previous = json.loads(timing_path.read_text()) if timing_path.is_file() else {}

@@ -74,3 +74,46 @@ def test_papermill_can_read_every_parameter(chapter):
     tags, code = cells(chapter)[0]
     bad = [line for line in code.splitlines() if line.strip() and not line.startswith("#") and line.count("=") != 1]
     assert not bad, f"{chapter.name}: parameters papermill cannot parse (one '=' per line, none in the comment): {bad}"
+
+
+# ------------------------------------------------------------------------------------------------- typed numbers
+
+FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.S)
+FENCE = re.compile(r"^```(?!\{glue:figure\})[^\n]*\n.*?^```$", re.M | re.S)  # code; figure captions are prose
+#: Where a digit may stand in prose: glue roles and other roles, maths, inline code, directive options, section /
+#: equation / figure / table numbers, years, identifiers that contain digits (float64), list markers, "3-bit", "2×2".
+ALLOWED_DIGITS = [
+    re.compile(r"\$\$.*?\$\$", re.S),
+    re.compile(r"(?<!\$)\$(?!\$)[^$]+?\$"),
+    re.compile(r"\{[a-z:-]+\}`[^`]*`"),
+    re.compile(r"`[^`\n]*`"),
+    re.compile(r"^:[a-z-]+:.*$", re.M),
+    re.compile(
+        r"(?:§|App\.|Appendix|[Ee]qs?\.|Figs?\.|Table|Section|Sec\.|[Cc]ontributions?|Step)\s*\(?[A-Z]?[\d.]+\)?"
+        r"(?:\s*(?:–|-|and|,)\s*\(?[\d.]+\)?)*"
+    ),
+    re.compile(r"\b(?:19|20)\d\d\b"),
+    re.compile(r"\b[A-Za-z_]+\d+\w*\b"),
+    re.compile(r"^\s*\d+\.\s", re.M),
+    re.compile(r"\b\d-bit\b"),
+    re.compile(r"\b\d×\d\b"),
+]
+
+
+def typed_numbers(text: str) -> list[str]:
+    """Prose lines of a MyST notebook that still hold a digit outside every allowed place."""
+    text = FENCE.sub("", FRONT_MATTER.sub("", text))
+    for pattern in ALLOWED_DIGITS:
+        text = pattern.sub(" ", text)
+    return [line.strip() for line in text.splitlines() if re.search(r"[0-9]", line)]
+
+
+def test_typed_numbers_are_found():
+    assert typed_numbers("The accuracy is 0.876 here.") == ["The accuracy is 0.876 here."]
+    allowed = "Paper A §3, eq. (5), Fig. 1 (2026): {glue:text}`acc:.3f`, $n_R = 64$, `-p seeds 3`, float64, 3-bit."
+    assert typed_numbers(allowed) == []
+
+
+def test_prose_has_no_typed_numbers(chapter):
+    found = typed_numbers(chapter.read_text())
+    assert not found, f"{chapter.name}: numbers typed into the prose (glue them):\n" + "\n".join(found)

@@ -40,3 +40,11 @@ def test_mean_sem_text():
     assert mean_sem_text(0.123456, 0.0123, 3) == "0.123 ± 0.012"
     assert mean_sem_text(0.5, math.nan, 1) == "0.5"
     assert mean_sem_text(math.nan, 0.1, 2) == "—" and mean_sem_text(1.0, 0.1, 0) == "—"
+
+
+def test_link_cells_render_as_anchors():
+    from lib.tables import Link
+
+    t = Table(("claim", "where"), (("A1", Link("§3 <copy>", "copy_task.html#x")),))
+    assert '<a href="copy_task.html#x">§3 &lt;copy&gt;</a>' in t._repr_html_()
+    assert "§3 <copy>" in repr(t)

@@ -51,7 +51,7 @@ def test_heldout_batch_is_fixed_and_not_a_training_stream():
 
 def test_profile_matches_direct_ablation():
     """ΔFVU and removed mass of one subset agree with ablating W_hh by hand."""
-    w = {k: v.to(torch.float64) for k, v in rnn.init_params("dense_orthogonal", 16, 3, 3, seed=1).items()}
+    w = {k: v.to(torch.float64) for k, v in rnn.init_params("dense_default", 16, 3, 3, seed=1).items()}
     batch = ta.heldout_batch("flipflop", n_trials=32)
     prof = ta.profile_solution(w, batch, alpha=0.9)
     assert set(prof.dfvu) == {ta.subset_key(s) for s in schur.all_subsets()}
@@ -66,13 +66,26 @@ def test_profile_matches_direct_ablation():
     assert prof.min_gap == pytest.approx(np.min(np.abs(prof.moduli_over_rho - 0.9)))
 
 
-def test_empty_block_removes_nothing():
-    """An orthogonal W_hh has every block in R at any α: T_CR and T_CC are empty, ΔFVU exactly 0, S_ΔT undefined."""
+def test_empty_block_is_empty_not_safe():
+    """An orthogonal W_hh has every block in R at any α: T_CR and T_CC are empty; their FVU, ΔFVU and S_ΔT are
+    undefined (not 0, which would count as safe), and they are left out of orderings and safe fractions."""
     w = {k: v.to(torch.float64) for k, v in rnn.init_params("dense_orthogonal", 8, 1, 1, seed=0).items()}
     prof = ta.profile_solution(w, ta.heldout_batch("sine", n_trials=8), alpha=0.9)
-    assert prof.n_R == 8
-    assert prof.dfvu["CC"] == 0.0 and prof.mass["CC"] == 0.0 and math.isnan(prof.sens["CC"])
-    assert not ta.holds("sens_CR_gt_CC", prof)
+    assert prof.n_R == 8 and prof.mass["CC"] == 0.0 and set(prof.empty) >= {"CR", "CC", "CR+CC"}
+    assert all(math.isnan(getattr(prof, k)["CC"]) for k in ("fvu", "dfvu", "sens"))
+    assert ta.holds("sens_CR_gt_CC", prof) is None and ta.holds("CC_gt_CR", prof) is None
+    a = ta.TaskAnalysis("sine", {}, 0.9, [prof])
+    assert a.n_empty("CC") == 1 and a.count(ta.GENERIC_ORDERINGS["CC_gt_CR"]) == (0, 0)
+    assert math.isnan(ta.safe_fraction([a], "CC", 0.01)) and math.isnan(a.mean_sem("dfvu", "CC")[0])
+
+
+def test_ordering_drops_comparisons_with_an_empty_block():
+    base = dict(seed=0, alpha=0.9, n_R=2, fvu_full=0.0, fvu={}, mass={}, moduli_over_rho=np.ones(1), gaps=np.ones(1))
+    nan = math.nan
+    p = ta.SolutionProfile(**base, dfvu={"RR": nan, "CR": 0.5, "CC": 0.2}, sens={}, empty=("RR",))
+    assert ta.holds("CR_largest", p) is True  # CR > CC; the comparison with the empty T_RR is dropped
+    q = ta.SolutionProfile(**base, dfvu={"RR": 0.1, "CR": nan, "CC": 0.2}, sens={}, empty=("CR",))
+    assert ta.holds("CR_largest", q) is None  # the claimed block is empty: undefined for this solution
 
 
 def test_analysis_shapes_and_tables(tiny):
@@ -108,14 +121,18 @@ def test_alpha_scan(tiny):
     assert scan.n_R.shape == (2, 3) and scan.dfvu["CR"].shape == (2, 3)
     assert np.all(np.diff(scan.n_R, axis=1) <= 0)  # a higher threshold never adds blocks to R
     at_09 = scan.dfvu["CR"][:, 1]
-    assert np.allclose(at_09, tiny.dfvu("CR"))
+    assert np.allclose(at_09, tiny.dfvu("CR"), equal_nan=True)
     with pytest.raises(ValueError, match="alpha"):
         ta.alpha_scan(tiny, [1.2])
 
 
 def test_safe_fraction(tiny):
     assert ta.safe_fraction([tiny], "", 0.0) == 1.0
-    assert ta.safe_fraction([tiny], "CR", -1.0) == 0.0
+    assert ta.safe_fraction([tiny], "CC", -1.0) == 0.0
+    # an ablation empty in some solutions is judged over the others only
+    n_defined = len(tiny.profiles) - tiny.n_empty("CR")
+    frac = ta.safe_fraction([tiny], "CR", 1e9)
+    assert frac == 1.0 if n_defined else math.isnan(frac)
 
 
 def test_spec_table_names_choices():

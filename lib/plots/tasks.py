@@ -74,21 +74,24 @@ def ablation_bars(
 def profile_heatmap(rows: Sequence[tuple[str, Sequence[float]]], columns: Sequence[str], title: str = ""):
     """Heatmap of ablation profiles: one row per (task, solution), one column per ablation; log colour of the damage.
 
-    ``rows``: (label, values) with values ≥ 0 (ΔFVU); values at or below 1e-4 share the lowest colour.
+    ``rows``: (label, values) with values ≥ 0 (ΔFVU); values at or below 1e-4 share the lowest colour; NaN (an empty
+    ablation, which removes nothing) is drawn hatched grey, apart from the colour scale.
     """
     labels = [r[0] for r in rows]
     data = np.array([np.asarray(r[1], dtype=float) for r in rows])
     floor = 1e-4
-    shown = np.clip(np.where(np.isfinite(data), data, floor), floor, None)
+    shown = np.ma.masked_invalid(np.clip(data, floor, None))
     fig, ax = plt.subplots(figsize=(1.0 * len(columns) + 3.0, 0.16 * len(rows) + 1.6))
-    im = ax.imshow(shown, aspect="auto", cmap="magma_r", norm=LogNorm(vmin=floor, vmax=max(1.0, shown.max())))
+    cmap = plt.get_cmap("magma_r").with_extremes(bad="0.8")
+    vmax = max(1.0, float(shown.max())) if shown.count() else 1.0
+    im = ax.imshow(shown, aspect="auto", cmap=cmap, norm=LogNorm(vmin=floor, vmax=vmax))
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
     ax.set_yticks(range(len(labels)), labels, fontsize=6)
     groups = [lab.split(" ")[0] for lab in labels]
     for i in range(1, len(groups)):
         if groups[i] != groups[i - 1]:
             ax.axhline(i - 0.5, color="w", lw=2)
-    fig.colorbar(im, ax=ax, label="ΔFVU (log scale; ≤ 1e-4 clipped)")
+    fig.colorbar(im, ax=ax, label="ΔFVU (log scale; ≤ 1e-4 clipped; grey: empty)")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()

@@ -44,18 +44,15 @@ def test_cayley_ablations_harmless_at_every_alpha(results):
     # The paper's Cayley n_R = 68 at all three α did not reproduce (ours moves with α: a block sits near α·ρ; the
     # chapter shows both). What we promise instead: with zero couplings, no ablation at any α changes replay.
     assert r(results, "max_drop_cayley_alphas") <= 0.01
-    for a in ("085", "090", "095"):
-        assert 0 < r(results, f"nR_cayley_{a}") <= 72
 
 
-def test_every_glued_ablation_is_an_accuracy(results):
+def test_every_ablation_removes_mass(results):
+    # the dense orthogonal controller has every block non-empty, so each ablation is an intervention
     for key in SUBSET_KEYS:
-        assert 0.0 <= r(results, f"acc_{key}_orth") <= 1.0
         assert r(results, f"mass_{key}_orth") > 0.0
 
 
-def test_ten_solutions_summarised(results):
-    # not every construction/width reaches 0.99 within the step budget; the chapter reports which (not gated)
-    assert r(results, "n_solutions") == 10
-    assert 0 <= r(results, "n_reached_099") <= 10
-    assert r(results, "n_cayley_all_preserved") <= r(results, "n_cayley") == 3
+def test_the_solutions_are_the_chapters(results):
+    # seeds × (dense orthogonal, Cayley) at N_h plus the other constructions and widths (one each)
+    assert r(results, "n_solutions") == 2 * r(results, "seeds") + 4
+    assert r(results, "n_cayley") == r(results, "seeds")

@@ -7,6 +7,7 @@ The paper prints no numbers for this experiment; the bounds come from the physic
 * a resolved walk along c* is (to first order per step) a rotation of the force, which keeps the defect norm: 5%;
 * a resolved walk along b* follows F_t = ΠF₀ + e^{−t}δ₀, so the defect must fall, to about e^{−t};
 * the fixed walk is a straight line in parameter space and must separate from the resolved one.
+The paper's and its notes' claims are judged in ``test_claims.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ K = "mexican_hat::"
 
 
 def test_true_force_has_zero_lie_derivative(results):
-    assert 0 <= results[K + "lie_derivative_true_force"] <= 1e-10
+    assert results[K + "lie_derivative_true_force"] <= 1e-10
 
 
 def test_defect_orthogonal_to_orbit_on_polar_grid_only(results):
@@ -48,7 +49,12 @@ def test_fixed_walk_drifts_from_resolved(results):
     assert results[K + "drift_fixed_vs_resolved"] > 1e-4
 
 
-def test_pooled_resolve_is_timed(results):
-    # timings vary with the machine's load; bound them loosely (the issue asks for ≤ 2.5 s on an idle core)
-    assert 0 < results[K + "resolve_seconds"] < 30
-    assert 0 < results[K + "train_seconds"] < 60 * 60  # wall time of the run that made the cache
+def test_the_gauge_matters_for_a_fixed_walk(results):
+    # Jc is the same in both gauges, but the straight line θ₀ + t c is not: the frozen walks end apart
+    plain, gauged = results[K + "exact_dist_c_fixed"], results[K + "exact_dist_c_fixed_gauged"]
+    assert abs(plain - gauged) > 0.01 * max(plain, gauged)
+
+
+def test_the_exact_check_is_reported(results):
+    assert results[K + "sketch_vs_gram"] < 1e-6
+    assert results[K + "sketch_check_text"].startswith("agrees")

@@ -1,15 +1,16 @@
-"""What the task chapters (paper A §4), "Task dependence and robustness" and the new-task chapter promise.
-
-Gated: full held-out FVU ≤ 0.02 per task; the flip-flop ordering ΔFVU(−T_C→R) > ΔFVU(−T_CC) > ΔFVU(−T_RR) in the seed
-means; both sine ΔFVU above 1; every fraction in [0, 1] and every threshold gap ≥ 0. The fragile claims (sine S_ΔT
-ordering, context ΔFVU ordering) are reported by the chapters beside the paper's numbers and are not gated either way.
+"""What the task chapters (paper A §4), "Task dependence and robustness" and the new-task chapter promise beyond the
+paper's claims (those are judged in ``test_claims.py``): the chapters agree with each other, and empty ablations are
+kept out of the safe fractions and the orderings.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
+
+from lib.papers import schur_ablation
 
 pytestmark = pytest.mark.results
 
@@ -21,81 +22,55 @@ FRACTIONS = {
 }
 
 
-def _plain_number(value):
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def claim(results, stem, claim_id):
+    return json.loads(results[f"{stem}::claim_{claim_id}"])
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_every_issue_name_is_glued_as_a_plain_number(results, task):
-    ch = f"task_{task}::"
-    for name in ("fvu_full", "dfvu_RR", "dfvu_CR", "dfvu_CC", "sens_CR", "sens_CC", "min_threshold_gap"):
-        assert _plain_number(results[f"{ch}{name}_{task}"]), f"{ch}{name}_{task}"
-        assert results[f"{ch}{name}_{task}"] == results[f"{ch}{name}"]
-    assert results[f"{ch}n_seeds"] >= 10
-
-
-@pytest.mark.parametrize("task", TASKS)
-def test_full_model_fvu(results, task):
-    assert 0.0 <= results[f"task_{task}::fvu_full_{task}"] <= 0.02  # paper: 0.0048 / 0.0036 / 0.0104
-
-
-def test_flipflop_ordering_in_the_means(results):
-    ch = "task_flipflop::"
-    cr, cc, rr = (results[f"{ch}dfvu_{b}_flipflop"] for b in ("CR", "CC", "RR"))
-    assert cr > cc > rr  # paper: 9.45e-2 > 4.96e-2 > ≈ 0
-
-
-def test_sine_both_complement_blocks_catastrophic(results):
-    ch = "task_sine::"
-    assert results[f"{ch}dfvu_CR_sine"] > 1.0  # paper: 1.73
-    assert results[f"{ch}dfvu_CC_sine"] > 1.0  # paper: 2.08
-
-
-@pytest.mark.parametrize("stem", sorted(FRACTIONS))
-def test_fractions_and_gaps(results, stem):
-    task = stem.removeprefix("task_")
-    frac = results[f"{stem}::{FRACTIONS[stem]}"]
-    assert _plain_number(frac) and 0.0 <= frac <= 1.0
-    for name in ("frac_CR_largest", "frac_CC_largest", "frac_CC_gt_CR", "frac_sens_CR_gt_CC"):
-        assert 0.0 <= results[f"{stem}::{name}_{task}"] <= 1.0
-    gap = results[f"{stem}::min_threshold_gap_{task}"]
-    assert _plain_number(gap) and gap >= 0.0
-
-
-def test_sensitivity_is_dfvu_per_mass(results):
-    """S_ΔT of a block is ΔFVU per removed mass in every solution, so its sign follows ΔFVU's in the means."""
-    for task in TASKS:
-        ch = f"task_{task}::"
-        for b in ("CR", "CC"):
-            if results[f"{ch}dfvu_{b}_{task}"] > 0.01:
-                assert results[f"{ch}sens_{b}_{task}"] > 0.0
-
-
-def test_task_dependence_answers_the_question(results):
-    ch = "task_dependence::"
-    assert isinstance(results[f"{ch}uniformly_safe"], str)
-    assert isinstance(results[f"{ch}n_uniformly_safe"], int)
-    for key in ("RR", "CR", "CC", "RR_CC", "CR_CC", "RR_CR", "RR_CR_CC"):
-        assert 0.0 <= results[f"{ch}frac_safe_{key}"] <= 1.0
-    for t, claim in (("flipflop", "CR_largest"), ("sine", "sens_CR_gt_CC"), ("context", "CC_gt_CR")):
-        assert 0.0 <= results[f"{ch}frac_triples_{t}_{claim}"] <= 1.0
-        assert 0.0 <= results[f"{ch}frac_nR_moves_{t}"] <= 1.0
-        assert 0.0 <= results[f"{ch}frac_CC_CR_flips_{t}"] <= 1.0
-        assert results[f"{ch}min_gap_{t}"] >= 0.0
+def test_task_dependence_recomputes_the_task_chapters_verdicts(results, task):
+    """The side-by-side chapter reloads the same solutions: every verdict it states is the task chapter's."""
+    prefix = f"task_{task}::claim_"
+    ids = [k[len(prefix) :] for k, v in results.items() if k.startswith(prefix) and str(v).startswith("{")]
+    assert ids, f"task_{task} published no claims"
+    for cid in ids:
+        assert results[f"task_dependence::verdict_{cid}"] == claim(results, f"task_{task}", cid)["verdict"], cid
 
 
 def test_task_dependence_agrees_with_the_task_chapters(results):
-    """The side-by-side chapter reloads the same cached solutions: its per-solution fractions match the chapters'."""
     ch = "task_dependence::"
     for stem, name in FRACTIONS.items():
         task = stem.removeprefix("task_")
-        claim = name.removeprefix(f"frac_{task}_")
-        assert results[f"{ch}frac_solutions_{task}_{claim}"] == pytest.approx(results[f"{stem}::{name}"])
+        ordering = name.removeprefix(f"frac_{task}_")
+        assert results[f"{ch}frac_solutions_{task}_{ordering}"] == pytest.approx(results[f"{stem}::{name}"])
         assert results[f"{ch}min_gap_{task}"] == pytest.approx(results[f"{stem}::min_threshold_gap_{task}"])
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_orderings_are_judged_where_defined(results, task):
+    """A solution whose claimed block is empty is left out: k of n counts only the solutions where it is defined."""
+    for name in schur_ablation.TASK_ORDERINGS[task]:
+        c = claim(results, f"task_{task}", f"A4_{task}_{name}")
+        n = len(c["per_solution"] or [])
+        assert n <= results[f"task_{task}::n_seeds"]
+        if n:
+            assert c["ours"] == pytest.approx(sum(c["per_solution"]) / n)
+
+
+def test_safe_fractions_leave_empty_ablations_out(results):
+    ch = "task_dependence::"
+    n_all = results[f"{ch}n_solutions_all"]
+    for key in ("RR", "CR", "CC", "RR_CC", "CR_CC", "RR_CR", "RR_CR_CC"):
+        frac, n_empty = results[f"{ch}frac_safe_{key}"], results[f"{ch}n_empty_{key}"]
+        assert math.isnan(frac) == (n_empty == n_all), key
+
+
+def test_no_coupling_uniformly_safe_matches_the_table(results):
+    ch = "task_dependence::"
+    single_safe = [b for b in ("RR", "CR", "CC") if results[f"{ch}frac_safe_{b}"] == 1.0]
+    assert json.loads(results[f"{ch}claim_A4_no_uniformly_safe"])["holds"] == (not single_safe)
 
 
 def test_new_task_runs_end_to_end(results):
     ch = "new_task::"
-    assert _plain_number(results[f"{ch}new_fvu_full"]) and results[f"{ch}new_fvu_full"] >= 0.0
-    assert 0.0 <= results[f"{ch}new_frac_CR_largest"] <= 1.0
-    assert results[f"{ch}new_min_threshold_gap"] >= 0.0
+    for name in ("fvu_full", "min_threshold_gap", "nR_min"):
+        assert math.isfinite(results[f"{ch}new_{name}"]), name
