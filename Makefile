@@ -45,9 +45,9 @@ html: execute
 pdf: execute
 	scripts/vendor_mathjax.sh _build/executed/_vendor/mathjax
 	$(JB_BUILD) --builder singlehtml
-	@# Sphinx's one-page build writes its figures' paths relative to the root, the page itself lives in book/
-	ln -sfn ../_images _build/singlehtml/book/_images
-	$(PY) scripts/browser.py _build/singlehtml/book/intro.html _build/pdf/book.pdf
+	@# Sphinx's one-page build writes the page to book/intro.html but its asset paths relative to the root
+	cp _build/singlehtml/book/intro.html _build/singlehtml/book.html
+	$(PY) scripts/browser.py _build/singlehtml/book.html _build/pdf/book.pdf
 
 unit: $(STAMP)
 	$(VENV)/bin/pytest -m "not results and not browser" tests
