@@ -275,7 +275,13 @@ def test_scratch_runs_are_named_folders_with_their_parameters(book, tmp_path):
     runs = [p for p in (tmp_path / "_build" / "scratch").iterdir() if not p.name.startswith(".")]
     assert len(runs) == 1 and runs[0].name.startswith("ok-n=5,options=a-1_b-2_3-")
     run = runs[0]
-    assert sorted(p.name for p in run.iterdir()) == ["notebook.ipynb", "parameters.json", "results.json", "run.log", "run.progress"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        "notebook.ipynb",
+        "parameters.json",
+        "results.json",
+        "run.log",
+        "run.progress",
+    ]
     assert json.loads((run / "results.json").read_text()) == {"twice": 10, "size": 2}
     meta = json.loads((run / "parameters.json").read_text())
     assert meta["parameters"] == {"n": 5, "options": {"a": 1, "b": [2, 3]}} and meta["status"] == "succeeded"
