@@ -142,4 +142,6 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "A4_sine_RR_little": (_N, "T_RR is empty in some solutions (no longer counted as safe) and harmful in the rest"),
     "A4_context_CC_gt_CR": (_F, "the ordering holds for a minority of our solutions"),
     "A4_no_uniformly_safe": (_R, ""),
+    "A5_raw_distance": (_R, ""),
+    "A28_basis": (_R, ""),
 }
