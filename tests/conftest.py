@@ -41,6 +41,25 @@ def float64_default():
     torch.set_default_dtype(previous)
 
 
+#: The jupytext front matter and title of a throw-away test chapter (braces doubled for ``str.format``).
+MYST_FRONT = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+    jupytext_version: 1.19.6
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# Template title
+
+"""
+
+
 def load_execute_book():
     """``scripts/execute_book.py`` as the module ``execute_book`` (scripts/ is not a package)."""
     if "execute_book" not in sys.modules:

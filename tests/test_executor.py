@@ -15,24 +15,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.conftest import MYST_FRONT
+
 ROOT = Path(__file__).resolve().parent.parent
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-    jupytext_version: 1.19.6
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Template title
-
-```{{code-cell}} ipython3
+HEADER = (
+    MYST_FRONT
+    + """```{{code-cell}} ipython3
 :tags: [parameters]
 n: int = 3  # a number
 seconds: float = 0.0  # how long the chapter works
@@ -53,6 +42,7 @@ from myst_nb import glue
 {body}
 ```
 """
+)
 
 WORK = """
 import time

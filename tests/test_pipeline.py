@@ -11,29 +11,16 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from tests.conftest import load_execute_book
+from tests.conftest import MYST_FRONT, load_execute_book
 
 ROOT = Path(__file__).resolve().parent.parent
 execute_book = load_execute_book()
 MANIFEST = execute_book.load_manifest(ROOT / "book")
 TOC = execute_book.toc_files(ROOT / "_toc.yml")
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-    format_version: 0.13
-    jupytext_version: 1.19.6
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
-# Template title
-
-```{{code-cell}} ipython3
+HEADER = (
+    MYST_FRONT
+    + """```{{code-cell}} ipython3
 :tags: [parameters]
 n: int = 3  # a number
 ```
@@ -43,6 +30,7 @@ from myst_nb import glue
 {body}
 ```
 """
+)
 
 
 def test_every_toc_page_is_executed_or_plain():
