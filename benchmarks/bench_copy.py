@@ -1,6 +1,6 @@
 """Benchmark: time to train one N_h = 72 dense-orthogonal copy-task controller to held-out Acc_rc ≥ 0.99.
 
-Our training (``lib.train.copy_config``: hand-written BPTT, float32, Adam 3e-3, stop rule at validation Acc_rc ≥ 0.995)
+Ours (``lib.paper_a.train.copy_config``: hand-written BPTT, float32, Adam 3e-3, stop rule at validation Acc_rc ≥ 0.995)
 is timed for a few seeds; the median is reported as a ratio against a baseline measured in the same process: the
 plain ``nn.RNN(bias=False)`` + ``nn.Linear`` loop of the issue's trial (Adam 1e-3, batch 64, 32 replay steps), timed
 for ``--baseline-steps`` steps and scaled to the trial's 4,000 steps. Writes ``_build/benchmarks/copy.json``.
@@ -19,10 +19,10 @@ import time
 import numpy as np
 import torch
 
-from lib import metrics, rnn, train
-from lib.paths import build_dir
-from lib.store import atomic_write_bytes
-from lib.tasks import get_task
+from lib.core.paths import build_dir
+from lib.core.cache import atomic_write_bytes
+from lib.paper_a import metrics, rnn, train
+from lib.paper_a.tasks import get_task
 
 TRIAL_STEPS = 4000  # the issue's trial: plain nn.RNN, 4,000 Adam steps at 1e-3 reached 0.998 (28 s there)
 TARGET_S = 20.0

@@ -1,7 +1,7 @@
 """Cost of one pooled re-solve of the Mexican-hat lift (Jacobian + lift over 20,160 rows), ours vs the trial's way.
 
-Ours: the explicit force Jacobian (``lib.hamiltonian.force_jacobian``) and the sketched truncated SVD handed to
-``lib.sensitivity.lift``. Baseline (the trial's way): ``vmap(jacrev)`` over ``torch.func.grad`` of V for the Jacobian
+Ours: the explicit force Jacobian (``lib.paper_b.hamiltonian.force_jacobian``) and the sketched truncated SVD handed to
+``sensitivity.lift``. Baseline (the trial's): ``vmap(jacrev)`` over ``torch.func.grad`` of V for the Jacobian
 and the Gram eigendecomposition (``lift(method="gram")``). Both run in one process on the same seeded parameters,
 alternately, ``repeats`` times; medians, their ratio and the agreement of the two lifts are written to
 ``_build/benchmarks/hamiltonian.json``. With ``--check`` exits 1 if ours exceeds ``--max-seconds`` (issue 6: 2.5 s).
@@ -24,10 +24,10 @@ import time
 import torch
 from torch.func import grad, jacrev, vmap
 
-from lib import hamiltonian as H
-from lib.paths import build_dir
-from lib.sensitivity import lift
-from lib.store import atomic_write_bytes
+from lib.core.paths import build_dir
+from lib.core.cache import atomic_write_bytes
+from lib.paper_b import hamiltonian as H
+from lib.paper_b.sensitivity import lift
 
 
 def baseline_jacobian(theta: torch.Tensor, probes: H.Probes) -> torch.Tensor:
@@ -108,7 +108,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     if args.model:
-        from lib.store import load_checkpoint
+        from lib.core.cache import load_checkpoint
 
         theta = H.v_vector(H.ASRNN.from_state_dict(load_checkpoint(args.model, required=("model",))["model"]))
         source = args.model

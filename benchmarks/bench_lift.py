@@ -1,8 +1,8 @@
 """One re-solve of the annulus lift (Jacobian + gauged lift of c*, float64, 408 × 19,009): ours vs the paper's.
 
 Ours: per-layer Jacobian factors, the 408 × 408 Gram matrix J Jᵀ from them, ``eigh``, the gauged lift through the
-factored operator (``lib.annulus.AnnulusProblem.lift``). The paper's code: one backward pass per probe to build J,
-a full SVD of J, the same gauged lift (``lib.annulus.authors_resolve``). Both run in this process on the trained
+factored operator (``lib.paper_b.annulus.AnnulusProblem.lift``). The paper's code: a backward pass per probe for J,
+a full SVD of J, the same gauged lift (``lib.paper_b.annulus.authors_resolve``). Both run in this process on the trained
 full-annulus model; the median of repeats is compared (target: at least 30× faster) and the two c* must agree.
 It also reports the annulus chapter's last execution (``_build/timings.json``) and how many processes its flows
 had (glued ``flow_workers``): the target is 2 minutes for the chapter executed alone on this 2-core machine
@@ -24,9 +24,9 @@ import time
 
 import torch
 
-from lib import annulus, symmetry
-from lib.paths import build_dir
-from lib.store import atomic_write_bytes
+from lib.core.paths import build_dir
+from lib.core.cache import atomic_write_bytes
+from lib.paper_b import annulus, symmetry
 
 
 def _time(fn, repeats: int) -> tuple[list[float], list[float], object]:

@@ -1,4 +1,4 @@
-"""Cost of ``lib.schur.ordered_real_schur`` relative to scipy's unordered ``schur`` on 72×72 matrices, in one process.
+"""Cost of ``lib.paper_a.schur.ordered_real_schur`` against scipy's unordered ``schur`` (72×72), one process.
 
 For each seeded matrix both are timed alternately (``repeats`` rounds of ``number`` calls each) and the median per-call
 time is kept; the reported ratio is the geometric mean over matrices of median(ordered) / median(scipy). Writes
@@ -21,9 +21,9 @@ import numpy as np
 import scipy
 import scipy.linalg as sl
 
-from lib.paths import build_dir
-from lib.schur import ordered_real_schur
-from lib.store import atomic_write_bytes
+from lib.core.paths import build_dir
+from lib.core.cache import atomic_write_bytes
+from lib.paper_a.schur import ordered_real_schur
 
 
 def matrices(n: int = 72, seeds: tuple[int, ...] = (0, 1, 2)) -> dict[str, np.ndarray]:

@@ -1,8 +1,9 @@
 """Models and math behind the executable report on symmetry in trained networks.
 
-One concept per module: ``schur`` (ordered real Schur coordinates and ablations), ``rnn``, ``tasks``, ``train``,
-``metrics`` (paper A); ``sensitivity``, ``symmetry``, ``flows``, ``annulus``, ``hamiltonian`` (paper B);
-``plots`` draws every figure; ``params``, ``paths`` and ``store`` are small utilities.
+``core``: shared foundations (paths, the one cache, parameter checks, progress, tables, claims, process pool);
+``paper_a``: Schur coordinates, the RNN and its tasks, training, ablations and their analyses;
+``paper_b``: functional sensitivity, symmetry generators, lifting flows and the paper's two systems;
+``papers``: what the papers print and what the book expects of each claim; ``plots``: every figure.
 """
 
 __all__ = ["__version__"]

@@ -252,7 +252,7 @@ def injected_code(parameters: dict) -> str:
 
 def validation_cells(source: Path, parameters: dict) -> list[str]:
     """The code that decides whether the parameters are valid: the ``parameters`` cell, papermill's injected cell
-    and the chapter's next code cell (CONTRIBUTING.md: it validates every parameter with ``lib.params``)."""
+    and the chapter's next code cell (CONTRIBUTING.md: it validates every parameter with ``lib.core.params``)."""
     code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
     return [code[0], injected_code(parameters), *code[1:2]]
 
@@ -313,8 +313,8 @@ def _check_values_child(spec_path: str, out_path: str) -> int:
 
 def check_environment(env: dict[str, str]) -> None:
     """``BOOK_WORKERS`` and the model cache, checked before any chapter starts (ManifestError naming the fix)."""
-    from lib import paths
-    from lib.parallel import default_workers
+    from lib.core import paths
+    from lib.core.parallel import default_workers
 
     saved = os.environ.get("BOOK_WORKERS")
     try:
@@ -342,7 +342,7 @@ def build_dir() -> Path:
 
 
 def cache_dir(env: dict[str, str] | None = None) -> Path:
-    """The model cache the kernels will use (``lib.paths.cache_dir`` under the kernels' environment)."""
+    """The model cache the kernels will use (``lib.core.paths.cache_dir`` under the kernels' environment)."""
     env = os.environ if env is None else env
     return Path(env.get("BOOK_CACHE_DIR", Path(env.get("BOOK_BUILD_DIR", build_dir())) / "cache")).resolve()
 
@@ -496,7 +496,7 @@ def _build_tag(build: Path) -> str:
 def clean_stale(build: Path, cache: Path, scratch_root: Path | None) -> list[str]:
     """Remove what killed runs of this build folder left: their processes, temporary folders (kernel files included),
     half-written cache files and scratch staging folders. Runs still alive are left alone. Returns what was done."""
-    from lib import paths
+    from lib.core import paths
 
     done = []
     tag = _build_tag(build)
@@ -575,7 +575,7 @@ def _papermill_child(spec_path: str) -> int:
 
 def kernel_env(workers: int = 1) -> dict[str, str]:
     """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel,
-    and ``workers`` processes for a chapter's independent jobs (``lib.parallel``; ``$BOOK_WORKERS`` overrides)."""
+    and ``workers`` processes for a chapter's independent jobs (``lib.core.parallel``; ``$BOOK_WORKERS`` overrides)."""
     env = dict(os.environ)
     env.setdefault("BOOK_WORKERS", str(workers))
     env.setdefault("OMP_NUM_THREADS", "1")
@@ -694,7 +694,7 @@ class Executor:
         # TMPDIR: the kernel's connection file and anything else temporary stays in tmp, removed with it
         env.update({MARKER_VAR: marker, "BOOK_EXECUTOR_PID": str(os.getpid()), "TMPDIR": str(tmp)})
         env["JUPYTER_RUNTIME_DIR"] = str(tmp)
-        # the kernel's progress bars (lib.progress) go to a file beside the log, relayed to the terminal, never the
+        # the kernel's progress bars (lib.core.progress) go to a file beside the log, relayed to the terminal, never the
         # notebook
         env["BOOK_PROGRESS"] = str(progress_path(job.log))
         job.log.parent.mkdir(parents=True, exist_ok=True)
@@ -1035,7 +1035,7 @@ def write_json_atomic(path: Path, payload) -> None:
 
 def write_results(results_path: Path, out_dir: Path, stems: list[str]) -> dict:
     """Write ``results.json`` (every glued value of the executed tree) and, beside it, ``claims.json``: every claim
-    record a chapter glued as ``claim_<id>`` (``lib.claims``), with the chapter that computed it."""
+    record a chapter glued as ``claim_<id>`` (``lib.core.claims``), with the chapter that computed it."""
     results = collect_results(out_dir, stems)
     write_json_atomic(results_path, results)
     claims = {}
@@ -1234,7 +1234,7 @@ def _execute(args, manifest, selected, todo, jobs_for, scratch, build, out_root,
             if stem not in todo:
                 print(f"  up to date {stem}", flush=True)
 
-    from lib.parallel import available_cpus
+    from lib.core.parallel import available_cpus
 
     # the CPUs are shared out: chapters running side by side each get one worker process, a chapter alone gets all
     workers = max(1, available_cpus() // max(1, min(args.jobs, len(todo))))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.paths import build_dir
+from lib.core.paths import build_dir
 
 
 class Results(dict):

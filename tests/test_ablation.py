@@ -1,4 +1,4 @@
-"""lib.ablation: the generic Schur-ablation runner on tiny networks with known answers."""
+"""lib.paper_a.ablation: the generic Schur-ablation runner on tiny networks with known answers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import ablation, rnn, schur
+from lib.paper_a import ablation, rnn, schur
 
 
 def _upper_triangular_net():

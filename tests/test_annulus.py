@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib import annulus as A
-from lib import sensitivity as sens
-from lib import symmetry as sym
+from lib.paper_b import annulus as A
+from lib.paper_b import sensitivity as sens
+from lib.paper_b import symmetry as sym
 
 SMALL = A.AnnulusConfig(hidden=8, epochs=5)
 

@@ -60,7 +60,9 @@ def test_a_rerun_line_sits_above_the_parameters_cell(chapter):
 def test_tables_come_from_the_one_renderer(chapter):
     for _, code in cells(chapter):
         assert "to_markdown" not in code and "Markdown(" not in code, f"{chapter.name}: a table built as Markdown"
-        assert "from lib.ablation import Table" not in code, f"{chapter.name}: import Table from lib.tables"
+        assert "from lib.paper_a.ablation import Table" not in code, (
+            f"{chapter.name}: import Table from lib.core.tables"
+        )
 
 
 def test_no_progress_or_process_trivia_in_the_prose(chapter):

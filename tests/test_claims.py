@@ -1,4 +1,4 @@
-"""lib.claims: the verdict rule, the tolerance helpers, the Wilson interval, publishing and reading back."""
+"""lib.core.claims: the verdict rule, the tolerance helpers, the Wilson interval, publishing and reading back."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from lib import claims
-from lib.claims import Claim
+from lib.core import claims
+from lib.core.claims import Claim
 from lib.papers import Quote, schur_ablation, symmetry_lifting
 
 
@@ -128,7 +128,7 @@ def paper_values():
 
 
 def test_the_papers_own_annulus_numbers_reproduce_its_rows():
-    from lib.annulus import flow_claims
+    from lib.paper_b.annulus import flow_claims
 
     out = {c.id: c for c in flow_claims(paper_values(), {"table": "t", "training": "u"})}
     rows = [c for cid, c in out.items() if cid.endswith(("_resolved", "_fixed")) and cid.count("_") >= 3]
@@ -140,7 +140,7 @@ def test_the_papers_own_annulus_numbers_reproduce_its_rows():
 
 
 def test_a_wrong_flow_is_caught():
-    from lib.annulus import flow_claims
+    from lib.paper_b.annulus import flow_claims
 
     v = paper_values()
     v["acc_end_b_fixed_wedge_trained"] = 0.59  # the plain lift's accuracy: not below chance

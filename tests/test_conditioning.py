@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.linalg import schur as scipy_schur
 
-from lib import conditioning as cd
-from lib import schur
+from lib.paper_a import conditioning as cd
+from lib.paper_a import schur
 
 
 def normal_matrix(n=8, seed=0):

@@ -29,7 +29,7 @@ options: dict = {{}}  # a dict parameter
 ```
 
 ```{{code-cell}} ipython3
-from lib import params
+from lib.core import params
 
 n = params.integer("n", n, min=0)
 seconds = params.real("seconds", seconds, min=0)
@@ -46,7 +46,7 @@ from myst_nb import glue
 
 WORK = """
 import time
-from lib.parallel import map_in_processes
+from lib.core.parallel import map_in_processes
 print("working", flush=True)
 if seconds:
     map_in_processes(time.sleep, [(seconds,), (seconds,)], workers=2, progress=False)  # a spawned worker too

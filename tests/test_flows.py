@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib.flows import euler_flow
-from lib.sensitivity import lift
+from lib.paper_b.flows import euler_flow
+from lib.paper_b.sensitivity import lift
 
 pytestmark = pytest.mark.usefixtures("float64_default")
 

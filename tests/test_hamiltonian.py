@@ -1,4 +1,4 @@
-"""Unit tests for lib.hamiltonian: the true system, the hand-written gradients, the Jacobian, data, caching."""
+"""Unit tests for lib.paper_b.hamiltonian: the true system, the hand-written gradients, the Jacobian, data, caching."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 from torch.func import grad, jacrev
 
-from lib import hamiltonian as H
-from lib.store import CorruptCheckpointError
-from lib.symmetry import polar_grid
+from lib.core.cache import CorruptCheckpointError
+from lib.paper_b import hamiltonian as H
+from lib.paper_b.symmetry import polar_grid
 
 
 def _small_probes(n_alpha: int = 3) -> H.Probes:
@@ -120,7 +120,7 @@ def test_force_jacobian_matches_torch_func_and_finite_differences():
 
 
 def test_sketched_svd_matches_exact_lift():
-    from lib.sensitivity import lift
+    from lib.paper_b.sensitivity import lift
 
     theta = _theta(6)
     probes = _small_probes(4)
@@ -144,7 +144,7 @@ def test_defect_orthogonal_to_generator_on_polar_grid():
 
 @pytest.mark.parametrize("grid", [polar_grid(3, 8), torch.tensor([[0.3, 0.1], [-0.2, 0.5], [0.1, -0.7]])])
 def test_reynolds_field_by_orbits_matches_the_direct_average(grid):
-    from lib.symmetry import reynolds_vector
+    from lib.paper_b.symmetry import reynolds_vector
 
     theta = _theta(5)
     probes = H.pooled_probes((-0.8, 0.0, 0.6), grid)

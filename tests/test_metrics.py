@@ -1,4 +1,4 @@
-"""lib.metrics on known answers: Acc_rc, FVU (per-channel ȳ), ΔFVU, S_ΔT, mean ± SEM."""
+"""lib.paper_a.metrics on known answers: Acc_rc, FVU (per-channel ȳ), ΔFVU, S_ΔT, mean ± SEM."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import metrics
+from lib.paper_a import metrics
 
 
 def test_sign_accuracy_counts_sign_matches_and_zero_as_wrong():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import open_questions as oq
-from lib.confound import AblationRecord
+from lib.paper_a import open_questions as oq
+from lib.paper_a.confound import AblationRecord
 
 
 def record(ablation, dfvu, mass=0.2, frac=0.5, inside=0.0, outside=0.0, iso=0.0, seed=0):

@@ -1,4 +1,4 @@
-"""lib.parallel: results in job order, errors raised in the parent, the worker count and its validation."""
+"""lib.core.parallel: results in job order, errors raised in the parent, the worker count and its validation."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from lib import parallel
+from lib.core import parallel
 
 
 def test_results_follow_job_order_in_processes_and_here():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lib import perturbation as pt
-from lib import schur
+from lib.paper_a import perturbation as pt
+from lib.paper_a import schur
 
 
 @pytest.fixture(scope="module")

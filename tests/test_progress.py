@@ -2,7 +2,7 @@
 
 import pytest
 
-from lib import progress
+from lib.core import progress
 
 
 def test_default_is_the_notebook(monkeypatch, capsys):

@@ -1,4 +1,4 @@
-"""lib.rnn: rollouts agree (loop vs fused kernel), autonomous continuation, the four constructions of paper A §3."""
+"""paper_a.rnn: rollouts agree (loop vs fused kernel), autonomous continuation, the four constructions of paper A §3."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib import rnn
+from lib.paper_a import rnn
 
 
 def _weights(construction="dense_orthogonal", n=8, dtype=torch.float64, seed=0):

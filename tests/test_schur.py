@@ -1,4 +1,4 @@
-"""Tests of lib.schur: the ordered real Schur form, the R/C split, the coupling masks and the ablation operator.
+"""Tests of lib.paper_a.schur: the ordered real Schur form, the R/C split, the coupling masks and the ablation operator.
 
 Tolerances are relative to ‖W‖_F. The main ones (reconstruction and orthogonality ≤ 1e-12, moduli non-increasing up to
 1e-12·‖W‖_F) hold for every family below, defective ones included: the decomposition is backward stable. Only the
@@ -18,8 +18,8 @@ import scipy.linalg as sl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lib import schur as S
-from lib.schur import (
+from lib.paper_a import schur as S
+from lib.paper_a.schur import (
     ABLATION_BLOCKS,
     SchurForm,
     SchurOrderingError,

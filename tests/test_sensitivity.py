@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from lib import sensitivity as sens
+from lib.paper_b import sensitivity as sens
 
 pytestmark = pytest.mark.usefixtures("float64_default")
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib import metrics, rnn, schur
-from lib import subspace as sub
-from lib import task_analysis as ta
+from lib.paper_a import metrics, rnn, schur
+from lib.paper_a import subspace as sub
+from lib.paper_a import task_analysis as ta
 
 
 @pytest.fixture(scope="module")

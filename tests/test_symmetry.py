@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from lib import symmetry as sym
+from lib.paper_b import symmetry as sym
 
 pytestmark = pytest.mark.usefixtures("float64_default")
 

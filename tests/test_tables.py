@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from lib.tables import Table, mean_sem_text, table
+from lib.core.tables import Table, mean_sem_text, table
 
 
 def test_html_has_caption_escaped_cells_and_right_aligned_numbers():
@@ -43,7 +43,7 @@ def test_mean_sem_text():
 
 
 def test_link_cells_render_as_anchors():
-    from lib.tables import Link
+    from lib.core.tables import Link
 
     t = Table(("claim", "where"), (("A1", Link("§3 <copy>", "copy_task.html#x")),))
     assert '<a href="copy_task.html#x">§3 &lt;copy&gt;</a>' in t._repr_html_()

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from lib import rnn, schur
-from lib import task_analysis as ta
+from lib.paper_a import rnn, schur
+from lib.paper_a import task_analysis as ta
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.tasks import available_tasks, get_task
+from lib.paper_a.tasks import available_tasks, get_task
 
 NEURO = {  # name: (n_inputs, n_outputs, length)
     "flipflop": (3, 3, 25),

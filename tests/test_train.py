@@ -1,4 +1,4 @@
-"""lib.train: determinism, early stop, the configuration cache, atomic checkpoints and corrupt files."""
+"""lib.paper_a.train: determinism, early stop, the configuration cache, atomic checkpoints and corrupt files."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import dataclasses
 import pytest
 import torch
 
-from lib import store, train
-from lib.store import CorruptCheckpointError
-from lib.train import TrainConfig
+from lib.core import cache
+from lib.core.cache import CorruptCheckpointError
+from lib.paper_a import train
+from lib.paper_a.train import TrainConfig
 
 
 @pytest.fixture(autouse=True)
@@ -108,7 +109,7 @@ def test_interrupted_write_leaves_no_checkpoint(_cache, monkeypatch):
             fh.write(b"partial")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store.torch, "save", boom)
+    monkeypatch.setattr(cache.torch, "save", boom)
     with pytest.raises(KeyboardInterrupt):
         train.load_or_train(cfg, progress=False)
     assert not train.cache_path(cfg).exists() and list(_cache.iterdir()) == []
@@ -150,8 +151,8 @@ def _per_tensor_adam(config: TrainConfig) -> dict[str, torch.Tensor]:
     """The reference loop: torch's Adam over the separate parameter tensors, autograd through ``rnn.rollout``."""
     import numpy as np
 
-    from lib import rnn
-    from lib.tasks import get_task
+    from lib.paper_a import rnn
+    from lib.paper_a.tasks import get_task
 
     spec = get_task(config.task)
     rng = np.random.default_rng([config.seed, train.TRAIN_STREAM])
@@ -233,7 +234,7 @@ def test_unwritable_cache_fails_before_training(monkeypatch):
     def refuse(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(store.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
     monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained although the cache is not writable"))
     with pytest.raises(PermissionError, match="model cache .* is not writable"):
         train.load_or_train(_tiny(), progress=False)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from lib import params, store
+from lib.core import cache, params
 
 
 def test_choice_names_parameter_value_and_allowed():
@@ -45,17 +45,17 @@ def test_subset_and_boolean():
 
 
 def test_config_hash_is_stable_and_order_free():
-    a = store.config_hash({"seed": 0, "lr": 1e-3, "widths": [56, 64]})
-    b = store.config_hash({"widths": [56, 64], "lr": 1e-3, "seed": 0})
+    a = cache.config_hash({"seed": 0, "lr": 1e-3, "widths": [56, 64]})
+    b = cache.config_hash({"widths": [56, 64], "lr": 1e-3, "seed": 0})
     assert a == b and len(a) == 16
-    assert a != store.config_hash({"seed": 1, "lr": 1e-3, "widths": [56, 64]})
+    assert a != cache.config_hash({"seed": 1, "lr": 1e-3, "widths": [56, 64]})
 
 
 def test_checkpoint_round_trip_and_atomicity(tmp_path):
     path = tmp_path / "sub" / "ck.pt"
     payload = {"W": torch.arange(6.0).reshape(2, 3), "history": [1.0, 0.5], "name": "x"}
-    store.save_checkpoint(path, payload)
-    back = store.load_checkpoint(path, required=("W", "history"))
+    cache.save_checkpoint(path, payload)
+    back = cache.load_checkpoint(path, required=("W", "history"))
     assert torch.equal(back["W"], payload["W"]) and back["history"] == [1.0, 0.5]
     assert [p.name for p in path.parent.iterdir()] == ["ck.pt"], "no temporary file may be left behind"
 
@@ -63,26 +63,26 @@ def test_checkpoint_round_trip_and_atomicity(tmp_path):
 def test_corrupt_or_incomplete_checkpoint_is_named(tmp_path):
     bad = tmp_path / "bad.pt"
     bad.write_bytes(b"not a torch file")
-    with pytest.raises(store.CorruptCheckpointError, match="bad.pt cannot be read"):
-        store.load_checkpoint(bad)
+    with pytest.raises(cache.CorruptCheckpointError, match="bad.pt cannot be read"):
+        cache.load_checkpoint(bad)
     partial = tmp_path / "partial.pt"
-    store.save_checkpoint(partial, {"W": torch.zeros(1)})
-    with pytest.raises(store.CorruptCheckpointError, match=r"lacks the entries \['history'\]"):
-        store.load_checkpoint(partial, required=("W", "history"))
+    cache.save_checkpoint(partial, {"W": torch.zeros(1)})
+    with pytest.raises(cache.CorruptCheckpointError, match=r"lacks the entries \['history'\]"):
+        cache.load_checkpoint(partial, required=("W", "history"))
     with pytest.raises(FileNotFoundError):
-        store.load_checkpoint(tmp_path / "missing.pt")
+        cache.load_checkpoint(tmp_path / "missing.pt")
 
 
 def test_atomic_write_leaves_old_file_on_failure(tmp_path, monkeypatch):
     path = tmp_path / "r.json"
-    store.atomic_write_bytes(path, b"old")
+    cache.atomic_write_bytes(path, b"old")
 
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(store.os, "replace", boom)
+    monkeypatch.setattr(cache.os, "replace", boom)
     with pytest.raises(OSError):
-        store.atomic_write_bytes(path, b"new")
+        cache.atomic_write_bytes(path, b"new")
     assert path.read_bytes() == b"old"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
@@ -91,8 +91,8 @@ def test_weights_only_load_refuses_arbitrary_objects(tmp_path):
     path = tmp_path / "evil.pt"
 
     torch.save({"obj": Fraction(1, 3)}, path)  # any class outside torch's allow-list
-    with pytest.raises(store.CorruptCheckpointError):
-        store.load_checkpoint(path)
+    with pytest.raises(cache.CorruptCheckpointError):
+        cache.load_checkpoint(path)
 
 
 @pytest.mark.parametrize("values", [None, 3, object()])
@@ -107,12 +107,12 @@ def test_corrupt_checkpoint_message_says_what_to_do_without_unsafe_advice(tmp_pa
     if content == "evil":
         torch.save({"obj": Fraction(1, 3)}, path)
     elif content == "truncated":
-        store.save_checkpoint(path, {"W": torch.zeros(100)})
+        cache.save_checkpoint(path, {"W": torch.zeros(100)})
         path.write_bytes(path.read_bytes()[:200])
     else:
         path.write_bytes(content)
-    with pytest.raises(store.CorruptCheckpointError) as info:
-        store.load_checkpoint(path)
+    with pytest.raises(cache.CorruptCheckpointError) as info:
+        cache.load_checkpoint(path)
     message = str(info.value)
     assert "weights_only" not in message and "trust" not in message, message
     assert f"rm '{path}'" in message and "run again to recompute" in message
@@ -136,7 +136,7 @@ def test_stale_temporaries_are_removed_and_live_saves_kept(tmp_path):
         p.write_bytes(b"x")
     two_hours_ago = time.time() - 7200
     os.utime(old_format, (two_hours_ago, two_hours_ago))
-    removed = store.remove_stale_temporaries(tmp_path)
+    removed = cache.remove_stale_temporaries(tmp_path)
     assert sorted(removed) == sorted([stale, old_format])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in (live, young_old_format, keep))
 
@@ -145,18 +145,18 @@ def test_temporary_file_names_its_writer(tmp_path, monkeypatch):
     import os
 
     seen = []
-    real_replace = store.os.replace
-    monkeypatch.setattr(store.os, "replace", lambda a, b: (seen.append(os.path.basename(a)), real_replace(a, b)))
-    store.save_checkpoint(tmp_path / "ck.pt", {"W": torch.zeros(1)})
+    real_replace = cache.os.replace
+    monkeypatch.setattr(cache.os, "replace", lambda a, b: (seen.append(os.path.basename(a)), real_replace(a, b)))
+    cache.save_checkpoint(tmp_path / "ck.pt", {"W": torch.zeros(1)})
     assert seen and seen[0].startswith(f".ck.pt.{os.getpid()}.") and seen[0].endswith(".tmp")
 
 
 def test_ensure_writable_says_what_to_do(tmp_path, monkeypatch):
-    assert store.ensure_writable(tmp_path / "new") == tmp_path / "new" and list((tmp_path / "new").iterdir()) == []
+    assert cache.ensure_writable(tmp_path / "new") == tmp_path / "new" and list((tmp_path / "new").iterdir()) == []
 
     def refuse(*a, **k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(store.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
     with pytest.raises(PermissionError, match=r"the model cache .* is not writable \(PermissionError: Permission "):
-        store.ensure_writable(tmp_path, "model cache")
+        cache.ensure_writable(tmp_path, "model cache")

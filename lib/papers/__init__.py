@@ -4,7 +4,7 @@
 * :mod:`lib.papers.symmetry_lifting`: paper B, Muriithi, Thapar & Berndt (2026), *Parameter-Level Attribution of
   Symmetry in Trained Networks*, with the numbers of its authors' notes (``../shared/papers``, §8.8).
 
-Each module also holds ``EXPECTED``: the verdict the book expects for each claim (``lib.claims``), with a one-line
+Each module also holds ``EXPECTED``: the verdict the book expects for each claim (``lib.core.claims``), with a one-line
 reason wherever it is not "reproduced". The results tests compare the executed book's verdicts with it.
 """
 

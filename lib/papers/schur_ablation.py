@@ -1,7 +1,7 @@
 """Paper A, Dräger (2026), *Task-Restricted Symmetries in Recurrent Weight Space* (arXiv 2606.18457), as data.
 
 Every number the book quotes from it, as printed (:class:`lib.papers.Quote`), with its section; every setting it
-states; and ``EXPECTED``, the verdict the book expects for each of its claims (see ``lib.claims``).
+states; and ``EXPECTED``, the verdict the book expects for each of its claims (see ``lib.core.claims``).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ TASKS = {
         "claim": "ΔFVU(−T_CC) > ΔFVU(−T_C→R)",
     },
 }
-#: §4: the orderings the paper reports per task (names of ``lib.task_analysis.ORDERINGS``).
+#: §4: the orderings the paper reports per task (names of ``lib.paper_a.task_analysis.ORDERINGS``).
 TASK_ORDERINGS = {
     "flipflop": ("CR_largest",),
     "sine": ("sens_CR_gt_CC", "CC_gt_CR"),

@@ -4,7 +4,7 @@ Parameter-Wise Functional Sensitivity* (arXiv 2608.24700), as data, with its aut
 The extended abstract prints almost no numbers; the annulus numbers come from the draft in the authors' repository
 (notes §8.8), the Hamiltonian ones from their internal notes (§9.3, §9.6, §12). Every number is a :class:`Quote`
 with the section of ``../shared/papers/symmetry-lifting-paper.md`` it comes from. ``EXPECTED`` records the verdict
-the book expects for each claim (see ``lib.claims``).
+the book expects for each claim (see ``lib.core.claims``).
 """
 
 from __future__ import annotations

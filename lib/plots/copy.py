@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from lib.ablation import AblationResult
+from lib.paper_a.ablation import AblationResult
 
 SHORT = {(): "full", ("CC",): "−CC", ("RR",): "−RR", ("RR", "CC"): "−RR,CC", ("CR",): "−CR",
          ("CR", "CC"): "−CR,CC", ("RR", "CR"): "−RR,CR", ("RR", "CR", "CC"): "−all"}  # fmt: skip
@@ -22,7 +22,7 @@ def ablation_vs_mass(
 ) -> Figure:
     """One panel per solution: score against removed mass ‖ΔT‖_F/‖T‖_F; gray segments join S and S ∪ {T_CC}.
 
-    ``reference``: scores in the order of ``lib.schur.all_subsets()`` drawn as open markers at each point's mass
+    ``reference``: scores in the order of ``lib.paper_a.schur.all_subsets()`` drawn as open markers at each point's mass
     (e.g. the paper's accuracies for the dense-orthogonal controller, first panel only).
     """
     fig, axes = plt.subplots(1, len(profiles), figsize=(5.2 * len(profiles), 4.2), squeeze=False, sharey=True)

@@ -1,6 +1,6 @@
 """Figures of "What paper A left open": projections against ΔFVU, random controls, λ-paths, κ(V) against departure.
 
-Every function takes :class:`lib.confound.AblationRecord` lists (or plain arrays) keyed by task and returns a
+Every function takes :class:`lib.paper_a.confound.AblationRecord` lists (or plain arrays) keyed by task and returns a
 matplotlib ``Figure`` (never shows it).
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from lib.confound import AblationRecord
-from lib.perturbation import KINDS
+from lib.paper_a.confound import AblationRecord
+from lib.paper_a.perturbation import KINDS
 from lib.plots.tasks import BLOCK_COLOURS, _title
 
 COLOURS = {**BLOCK_COLOURS, "all": "#8172B3"}

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 
-from lib.schur import ABLATION_BLOCKS, SchurForm, SchurSplit, ablate
+from lib.paper_a.schur import ABLATION_BLOCKS, SchurForm, SchurSplit, ablate
 
 R_COLOR, C_COLOR = "tab:red", "tab:blue"
 TEX = {"RR": r"$T_{RR}$", "CR": r"$T_{C\to R}$", "CC": r"$T_{CC}$"}

@@ -1,6 +1,6 @@
 """Figures of the neuroscience-style task chapters: Fig.-2-style ablation bars, profile heatmap, α-scan, threshold gaps.
 
-Every function takes result objects of :mod:`lib.task_analysis` and returns a matplotlib ``Figure`` (never shows it).
+Every function takes results of :mod:`~lib.paper_a.task_analysis` and returns a matplotlib ``Figure`` (never shows it).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import LogNorm
 
-from lib.schur import BLOCK_NAMES
-from lib.task_analysis import SINGLE_BLOCKS, AlphaScan, TaskAnalysis, paper_value
+from lib.paper_a.schur import BLOCK_NAMES
+from lib.paper_a.task_analysis import SINGLE_BLOCKS, AlphaScan, TaskAnalysis, paper_value
 
 BLOCK_COLOURS = {"RR": "#4C72B0", "CR": "#DD8452", "CC": "#55A868"}
 TASK_TITLES = {

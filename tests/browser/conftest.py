@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lib.paths import REPO_ROOT, build_dir
+from lib.core.paths import REPO_ROOT, build_dir
 
 
 def _load_browser_module():

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 import pytest
 
-from lib.paths import build_dir
+from lib.core.paths import build_dir
 from tests.browser.conftest import BROWSER
 
 pytestmark = pytest.mark.browser

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
+from lib.core.paths import build_dir
 from lib.papers import schur_ablation, symmetry_lifting
-from lib.paths import build_dir
 
 pytestmark = pytest.mark.results
 EXPECTED = {**schur_ablation.EXPECTED, **symmetry_lifting.EXPECTED}

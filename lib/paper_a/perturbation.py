@@ -18,7 +18,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lib import params, schur
+from lib.core import params
+from lib.paper_a import schur
 
 KINDS = ("isotropic", "schur_pattern", "subspace")
 
@@ -74,7 +75,7 @@ def lambda_grid(values: Sequence[float]) -> np.ndarray:
 
 
 def ablation_path(form: schur.SchurForm, T_S, lambdas: Sequence[float]) -> np.ndarray:
-    """(L, n, n): W(λ) = Q (T − λ T_S) Qᵀ for each λ of the grid (λ = 1 is bit for bit :func:`lib.schur.ablate`)."""
+    """(L, n, n): W(λ) = Q (T − λ T_S) Qᵀ for each λ of the grid (λ = 1: bitwise :func:`~lib.paper_a.schur.ablate`)."""
     lam = lambda_grid(lambdas)
     T_S = np.asarray(T_S, dtype=np.float64)
     return np.stack([(form.Q @ (form.T - x * T_S)) @ form.Q.T for x in lam])

@@ -20,7 +20,8 @@ import numpy as np
 from scipy.linalg import subspace_angles
 from scipy.optimize import linear_sum_assignment
 
-from lib import params, schur
+from lib.core import params
+from lib.paper_a import schur
 
 
 def eigenvector_condition(W) -> float:

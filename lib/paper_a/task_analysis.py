@@ -1,6 +1,6 @@
 """Per-task analysis of paper A §4: train solutions over seeds, ablate every subset of Schur couplings, scan α.
 
-The pipeline for any registered task (``lib.tasks.available_tasks()``)::
+The pipeline for any registered task (``lib.paper_a.tasks.available_tasks()``)::
 
     analysis = analyse_task("flipflop", seeds=10, alpha=0.9)     # trains (or loads cached) models, then ablates
     analysis.table()                                              # mean ± SEM over seeds of every ablation subset
@@ -8,7 +8,7 @@ The pipeline for any registered task (``lib.tasks.available_tasks()``)::
     analysis.fraction(lambda p: p.dfvu["CR"] > p.dfvu["CC"])      # how often an ordering holds
     scan = alpha_scan(analysis, np.round(np.arange(0.80, 0.951, 0.01), 2))
 
-Metrics follow :mod:`lib.metrics`: FVU on a held-out batch with ȳ the per-channel mean target over every held-out
+Metrics follow :mod:`.metrics`: FVU on a held-out batch with ȳ the per-channel mean target over every held-out
 trial and time step; ΔFVU = FVU(W̃) − FVU(W); S_ΔT = ΔFVU / (‖ΔT‖_F / ‖T‖_F).
 
 **Empty blocks.** An ablation that removes no Schur mass (T_RR when R is a single block, T_C→R and T_CC when C is
@@ -36,13 +36,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib import ablation, metrics, params, progress, rnn, schur
-from lib.claims import Claim, matches_mean_sem, matches_printed
+from lib.core import params, progress
+from lib.core.claims import Claim, matches_mean_sem, matches_printed
+from lib.core.paths import REPO_ROOT
+from lib.core.tables import Table, mean_sem_text
+from lib.paper_a import ablation, metrics, rnn, schur
+from lib.paper_a.tasks import available_tasks, get_task
+from lib.paper_a.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
 from lib.papers import schur_ablation as paper_a
-from lib.paths import REPO_ROOT
-from lib.tables import Table, mean_sem_text
-from lib.tasks import available_tasks, get_task
-from lib.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
 
 #: The held-out evaluation set: seed of the numpy stream (never a training seed's stream, see module docstring).
 HELDOUT_SEED = 20_260_000
@@ -177,7 +178,7 @@ def profile_solution(
 ) -> SolutionProfile:
     """Ablate each subset of {T_RR, T_C→R, T_CC} (default: all 8) of one solution and score its FVU on ``batch``.
 
-    Built on :func:`lib.ablation.ablation_profile` with the held-out FVU as score; the full model must be among
+    Built on :func:`lib.paper_a.ablation.ablation_profile` with the held-out FVU as score; the full model must be among
     ``subsets`` (it is the reference of ΔFVU).
     """
     alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
@@ -537,7 +538,7 @@ def copy_chapter_settings(source: Path | None = None) -> dict[str, Any]:
 
 def copy_chapter_configs(seeds: int, settings: dict[str, Any] | None = None) -> list[TrainConfig]:
     """The copy chapter's dense orthogonal solutions at its width, seeds 0..seeds−1, configured exactly as it does."""
-    from lib.train import copy_config
+    from lib.paper_a.train import copy_config
 
     st = settings if settings is not None else copy_chapter_settings()
     overrides = dict(

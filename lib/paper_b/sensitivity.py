@@ -184,7 +184,7 @@ def column_norms(J: Tensor, rows: int = 512) -> Tensor:
 
 class DenseJacobian:
     """A dense Jacobian (M, p) behind the small operator interface ``lift`` uses (structured Jacobians, such as
-    ``lib.annulus.MLPJacobian``, provide the same methods without forming J)."""
+    ``lib.paper_b.annulus.MLPJacobian``, provide the same methods without forming J)."""
 
     def __init__(self, J: Tensor):
         self.J = J

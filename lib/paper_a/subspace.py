@@ -22,7 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from lib import params, schur
+from lib.core import params
+from lib.paper_a import schur
 
 #: The ablations studied: the three single blocks and all three together (name → blocks of eq. 5).
 BLOCK_SETS: dict[str, tuple[str, ...]] = {"RR": ("RR",), "CR": ("CR",), "CC": ("CC",), "all": ("RR", "CR", "CC")}
@@ -190,7 +191,7 @@ def rollout_many(weights: dict, W_hh_dnn, inputs_btx, readout: bool = False) -> 
 
 
 def fvu_many(weights: dict, W_hh_dnn, batch, chunk: int = 32) -> np.ndarray:
-    """(D,) held-out FVU (:func:`lib.metrics.fvu`) of the network with each recurrent matrix of the stack.
+    """(D,) held-out FVU (:func:`lib.paper_a.metrics.fvu`) of the network with each recurrent matrix of the stack.
 
     ``batch`` = (inputs_btx, targets_bty, mask_bty or None); the stack is rolled out ``chunk`` matrices at a time.
     """

@@ -129,7 +129,7 @@ def spread_over_orbits(values_reps: Tensor, orbits: tuple[int, Tensor, Tensor, T
     """Vectors (..., K, 2) given at the orbit representatives, rotated onto every point: (..., N, 2).
 
     For a C_n-equivariant field G (such as Π F with n | m): G(x_i) = R_{2πs_i/n} G(x_rep). So Π F on a C_n-invariant
-    grid needs F only at the representatives' m rotations (``lib.hamiltonian.reynolds_field``).
+    grid needs F only at the representatives' m rotations (``lib.paper_b.hamiltonian.reynolds_field``).
     """
     n, _, orbit, turns = orbits
     R = rotation(turns.to(values_reps.dtype) * (2 * math.pi / n), dtype=values_reps.dtype)  # (N, 2, 2)

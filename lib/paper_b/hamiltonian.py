@@ -12,7 +12,7 @@ explicit parameter Jacobian (``force_jacobian``), tested against ``torch.func`` 
 
 Pooled lifting (notes §6.4): rows for the 21 α values on the polar 15 × 32 grid are stacked into one system
 (21 × 480 × 2 = 20,160 rows) over the 2,273 parameters of V. ``sketched_svd`` gives the τ-truncated SVD of that
-tall J by a seeded randomized range finder with power iterations; it is handed to ``lib.sensitivity.lift``.
+tall J by a seeded randomized range finder with power iterations; it is handed to ``lib.paper_b.sensitivity.lift``.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from lib import store
-from lib.paths import cache_dir
-from lib.progress import bar as progress_bar
-from lib.sensitivity import TruncatedSVD, column_norms, retained_rank
+from lib.core import cache
+from lib.core.paths import cache_dir
+from lib.core.progress import bar as progress_bar
+from lib.paper_b.sensitivity import TruncatedSVD, column_norms, retained_rank
 
 TRAIN_ALPHAS: tuple[float, ...] = (-1.1, -0.8, -0.6, -0.2, 0.2, 0.6, 0.8, 1.1)
 ANALYSIS_ALPHAS: tuple[float, ...] = (-1.0, -0.8, -0.7, -0.5, -0.4, -0.3, -0.2, -0.1, 0.0, 0.1, 0.2, 0.3, 0.4,
@@ -537,14 +537,14 @@ def train(cfg: TrainConfig = TrainConfig(), *, progress: bool = True) -> TrainRe
 
 def config_key(cfg: TrainConfig) -> str:
     """The cache key of a configuration (includes ``CACHE_VERSION`` and the torch version)."""
-    return store.config_hash({"asrnn": asdict(cfg), "version": CACHE_VERSION, "torch": torch.__version__})
+    return cache.config_hash({"asrnn": asdict(cfg), "version": CACHE_VERSION, "torch": torch.__version__})
 
 
 def train_cached(cfg: TrainConfig = TrainConfig(), *, progress: bool = True) -> TrainResult:
     """``train(cfg)``, or its result loaded from ``cache_dir()/asrnn-<hash>.pt`` (atomic save, weights_only load)."""
     path = cache_dir() / f"asrnn-{config_key(cfg)}.pt"
     if path.is_file():
-        ck = store.load_checkpoint(path, required=("model", "steps", "train_mse", "val_mse", "seconds"))
+        ck = cache.load_checkpoint(path, required=("model", "steps", "train_mse", "val_mse", "seconds"))
         snaps = {int(k): ASRNN.from_state_dict(v) for k, v in ck.get("snapshots", {}).items()}
         return TrainResult(
             model=ASRNN.from_state_dict(ck["model"]),
@@ -557,9 +557,9 @@ def train_cached(cfg: TrainConfig = TrainConfig(), *, progress: bool = True) -> 
             from_cache=True,
             path=str(path),
         )
-    store.ensure_writable(path.parent, "model cache")  # before training, not after it
+    cache.ensure_writable(path.parent, "model cache")  # before training, not after it
     res = train(cfg, progress=progress)
-    store.save_checkpoint(
+    cache.save_checkpoint(
         path,
         {
             "model": res.model.state_dict(),
@@ -621,7 +621,7 @@ class Probes:
 
 def pooled_probes(alphas: Sequence[float] = POOLED_ALPHAS, grid: Tensor | None = None) -> Probes:
     """The grid (default: polar 15 × 32 in |q| ≤ 1) repeated for every α: 21 × 480 = 10,080 points by default."""
-    from lib.symmetry import polar_grid
+    from lib.paper_b.symmetry import polar_grid
 
     alphas = tuple(_check_alpha(a) for a in alphas)
     if not alphas:
@@ -679,7 +679,7 @@ def _tiled(theta: Tensor, probes: Probes):
 
 def generator_field(theta: Tensor, probes: Probes) -> Tensor:
     """X F_θ = (∂F/∂q)(Ωq) − ΩF at every probe (the book's sign; the paper's η is −X F); (N, 2)."""
-    from lib.symmetry import generator_vector
+    from lib.paper_b.symmetry import generator_vector
 
     return generator_vector(_tiled(theta, probes), probes.q)
 
@@ -689,9 +689,9 @@ def reynolds_field(theta: Tensor, probes: Probes, m: int = 64) -> Tensor:
 
     When every α shares one grid that a rotation group C_n ⊂ C_m maps onto itself (the polar 15 × 32 grid: n = 32;
     a square lattice: n = 4), the average is formed at one point per orbit and rotated onto the rest
-    (``lib.symmetry.quadrature_orbits``): 32× fewer force evaluations on the polar grid, equal up to rounding.
+    (``lib.paper_b.symmetry.quadrature_orbits``): 32× fewer force evaluations on the polar grid, equal up to rounding.
     """
-    from lib.symmetry import quadrature_orbits, reynolds_vector, spread_over_orbits
+    from lib.paper_b.symmetry import quadrature_orbits, reynolds_vector, spread_over_orbits
 
     grid = probes.q[: probes.n_grid]
     n_alpha = len(probes.alphas)
@@ -710,7 +710,7 @@ def defect_field(theta: Tensor, probes: Probes, m: int = 64) -> Tensor:
 
 def equivariance_error(theta: Tensor, probes: Probes, angle_deg: float = 73.0) -> float:
     """‖F(R q) − R F(q)‖ / ‖F(q)‖ over the probes for the rotation by ``angle_deg`` (notes §6.4: 73°)."""
-    from lib.symmetry import rotation
+    from lib.paper_b.symmetry import rotation
 
     R = rotation(math.radians(angle_deg))
     F = _tiled(theta, probes)
@@ -721,7 +721,7 @@ def equivariance_error(theta: Tensor, probes: Probes, angle_deg: float = 73.0) -
 
 def true_lie_derivative(probes: Probes) -> float:
     """max |(∂F/∂q)(Ωq) − ΩF(q)| for the true force over the probes (App. C.1: exactly zero)."""
-    from lib.symmetry import generator_vector
+    from lib.paper_b.symmetry import generator_vector
 
     n = probes.q.shape[0]
     return float(generator_vector(lambda q: true_force(q, probes.alpha.repeat(q.shape[0] // n)), probes.q).abs().max())
@@ -733,7 +733,7 @@ def sketched_svd(J: Tensor, *, tau: float = 1e-3, rank: int = 128, power: int = 
     Cost 2(power + 1)·M·p·rank flops instead of M·p² for the Gram matrix (Halko, Martinsson & Tropp 2011, alg. 4.4).
     Exact when rank(J) ≤ ``rank``; otherwise the retained σ_k ≥ τσ₁ are accurate when the sketch size is well above
     the retained rank. Raises if the retained rank comes within 25% of ``rank`` (the sketch would be too small).
-    Returns a ``lib.sensitivity.TruncatedSVD`` for ``lift(…, svd=…)``; ``singular_values`` holds the ``rank``
+    Returns a ``lib.paper_b.sensitivity.TruncatedSVD`` for ``lift(…, svd=…)``; ``singular_values`` holds the ``rank``
     sketched values.
     """
     if J.ndim != 2:
@@ -757,7 +757,7 @@ def sketched_svd(J: Tensor, *, tau: float = 1e-3, rank: int = 128, power: int = 
 class Solve:
     """One pooled re-solve: the Jacobian's SVD and the lift of a target; ``seconds`` covers both."""
 
-    lift: object  # lib.sensitivity.LiftResult
+    lift: object  # lib.paper_b.sensitivity.LiftResult
     seconds: float
     target: Tensor
 
@@ -776,11 +776,11 @@ def pooled_lift(
 ) -> Solve:
     """Lift c* (kind "c": J c ≈ X F) or b* (kind "b": J b ≈ −δ) through the pooled force Jacobian (notes §7).
 
-    ``method``: "sketch" (``sketched_svd``) or any ``lib.sensitivity.lift`` method ("gram", "svd"). Walking along
+    ``method``: "sketch" (``sketched_svd``) or a ``sensitivity.lift`` method ("gram", "svd"). Walking along
     +c rotates F (F_t(q) = R_t⁻¹F₀(R_t q)); walking along +b shrinks the defect (F_t = ΠF₀ + e^{−t}δ₀).
     """
-    from lib.params import choice
-    from lib.sensitivity import lift
+    from lib.core.params import choice
+    from lib.paper_b.sensitivity import lift
 
     choice("kind", kind, ("c", "b"))
     t0 = time.perf_counter()
@@ -848,11 +848,11 @@ def relative_rollout_error(truth: Sequence[Tensor], learned: Sequence[Tensor]) -
 
 @dataclass
 class Walk:
-    """A resolved or fixed walk along c* or b*: the ``lib.flows.FlowRecord`` plus the solve timings."""
+    """A resolved or fixed walk along c* or b*: the ``lib.paper_b.flows.FlowRecord`` plus the solve timings."""
 
     kind: str
     mode: str
-    record: object  # lib.flows.FlowRecord
+    record: object  # lib.paper_b.flows.FlowRecord
     solve_seconds: list[float]
 
     @property
@@ -880,13 +880,13 @@ def walk(
     profile_alphas: Sequence[float] = UNSEEN_ALPHAS,
     progress: bool = True,
 ) -> Walk:
-    """Euler walk θ_{k+1} = θ_k + dt·z_k along the raw lift (c* or b*), resolved or fixed (``lib.flows``).
+    """Euler walk θ_{k+1} = θ_k + dt·z_k along the raw lift (c* or b*), resolved or fixed (``lib.paper_b.flows``).
 
     Records at each stop: ‖δ_t‖, F_t on the probes, the angular profiles of V at ``profile_alphas`` and the
     distance ‖F_t − F_t^exact‖/‖F₀‖ from the exact function-space flow (c*: F₀ rotated by t; b*: ΠF₀ + e^{−t}δ₀).
     """
-    from lib.flows import euler_flow
-    from lib.symmetry import rotation
+    from lib.paper_b.flows import euler_flow
+    from lib.paper_b.symmetry import rotation
 
     timings: list[float] = []
 

@@ -4,7 +4,7 @@ Data (notes §8.2, Berndt & Stühmer §4.1): ``np.random.default_rng(3)`` draws,
 radii, outer angles, outer radii; 100 points of a unit disc (label +1) and 100 of the band r ∈ [2.3, 3.0] over a
 90° wedge or the full 360° (label −1). Model: Linear(2, 96) → GELU → (Linear(96, 96) → GELU) × 2 → Linear(96, 1),
 19,009 parameters, PyTorch default initialisation after ``torch.manual_seed(42)``, shared by both datasets. Training:
-full-batch Adam 3e-3, 200 epochs, ``BCEWithLogitsLoss``, float32; weights cached under ``lib.paths.cache_dir()``.
+full-batch Adam 3e-3, 200 epochs, ``BCEWithLogitsLoss``, float32; weights cached under ``lib.core.paths.cache_dir()``.
 
 The analysis runs in float64 on the parameter vector θ (p = 19,009, ordered as the module's ``named_parameters``).
 Its hot path, one re-solve of c* or b*, uses the layer structure of the MLP: the Jacobian block of layer l is
@@ -26,13 +26,13 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from lib import params
-from lib import sensitivity as sens
-from lib import symmetry as sym
-from lib.flows import FlowRecord, euler_flow
-from lib.parallel import default_workers, map_in_processes
-from lib.paths import cache_dir
-from lib.store import config_hash, ensure_writable, load_checkpoint, save_checkpoint
+from lib.core import params
+from lib.core.parallel import default_workers, map_in_processes
+from lib.core.paths import cache_dir
+from lib.core.cache import config_hash, ensure_writable, load_checkpoint, save_checkpoint
+from lib.paper_b import sensitivity as sens
+from lib.paper_b import symmetry as sym
+from lib.paper_b.flows import FlowRecord, euler_flow
 
 ARCS = {"wedge": 90.0, "full": 360.0}
 CONDITIONS = ("wedge_init", "wedge_trained", "full_init", "full_trained")
@@ -252,7 +252,7 @@ class MLPParams:
 class MLPJacobian:
     """The Jacobian (N, p) of an MLP's scalar output over N probes, kept as per-layer factors (Δ_l, a_{l−1}).
 
-    Implements the operator interface of ``lib.sensitivity`` (``col_norms``, ``gram``, ``matmul``, ``rmatmul``,
+    Implements the operator interface of ``lib.paper_b.sensitivity`` (``col_norms``, ``gram``, ``matmul``, ``rmatmul``,
     ``dense``) without forming J.
     """
 
@@ -281,7 +281,7 @@ class MLPJacobian:
     def row_gram(self) -> Tensor:
         """J Jᵀ = Σ_l (Δ_l Δ_lᵀ) ⊙ (A_l A_lᵀ + 1), (N, N), without forming J.
 
-        The products go through numpy's OpenBLAS (5 ms against MKL's 9 ms here; see ``lib.sensitivity``).
+        The products go through numpy's OpenBLAS (5 ms against MKL's 9 ms here; see ``lib.paper_b.sensitivity``).
         """
         G = np.zeros((self.n, self.n), dtype=np.float64)
         for d, a in self.factors:
@@ -606,7 +606,7 @@ def run_conditions(
     progress: bool = True,
 ) -> dict[str, ConditionFlows]:
     """``run_condition`` for every start ``{name: (θ0, datasets)}``, the (start, direction) pairs run ``workers`` at
-    a time (``lib.parallel``: this process and ``workers − 1`` it starts; default: one per CPU; ``workers=1`` runs
+    a time (``lib.core.parallel``: this process and ``workers − 1`` it starts; default: one per CPU; ``workers=1`` runs
     them here, a bar per flow).
 
     Each worker computes with as many threads as this process, so the records are those of ``run_condition``.
@@ -709,7 +709,7 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
     ``bce_full``. Values match by the printed precision (one model, no spread); a row holds in kind when the defect
     and the accuracy move as the paper's do. ``links``: "table", "training" → the section that computes them.
     """
-    from lib.claims import Claim, matches_printed
+    from lib.core.claims import Claim, matches_printed
     from lib.papers import symmetry_lifting as paper_b
 
     m = lambda ours, q: matches_printed(ours, q.value, q.half_unit)  # noqa: E731

@@ -7,9 +7,9 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from lib import params
-from lib.tasks import register_task
-from lib.tasks._common import rng_for
+from lib.core import params
+from lib.paper_a.tasks import register_task
+from lib.paper_a.tasks._common import rng_for
 
 DEFAULTS = {"n_symbols": 8, "dim": 8, "replay_steps": 32}
 

@@ -199,7 +199,7 @@ def collect(executed_dir: Path, stems: Sequence[str]) -> list[dict[str, Any]]:
 
     A missing notebook raises ``FileNotFoundError`` naming it (the scorecard runs after every chapter).
     """
-    from lib.task_analysis import glued_values
+    from lib.paper_a.task_analysis import glued_values
 
     records = []
     for stem in stems:

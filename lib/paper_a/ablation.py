@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib import params, schur
-from lib.tables import Table
+from lib.core import params
+from lib.core.tables import Table
+from lib.paper_a import schur
 
 ScoreFn = Callable[[dict[str, torch.Tensor]], float]
 

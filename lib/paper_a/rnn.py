@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from lib import params as _params
+from lib.core import params as _params
 
 CONSTRUCTIONS = ("dense_default", "dense_orthogonal", "dense_normal", "cayley")
 WEIGHT_NAMES = ("W_xh", "W_hh", "W_hy")

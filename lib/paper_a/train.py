@@ -3,7 +3,7 @@
 ``load_or_train(config)`` returns the cached model ``<cache_dir>/<hash>.pt`` when it exists, where the hash covers
 the full :class:`TrainConfig` plus :data:`CODE_VERSION` (bump it whenever training semantics change). Checkpoints are
 written atomically and read with ``weights_only=True``. A checkpoint that cannot be read raises
-:class:`lib.store.CorruptCheckpointError` naming the file; ``on_corrupt="retrain"`` recomputes it with a warning.
+:class:`lib.core.cache.CorruptCheckpointError` naming the file; ``on_corrupt="retrain"`` recomputes it with a warning.
 Same configuration ⇒ bit-identical weights: every draw comes from ``config.seed`` and training runs on one thread.
 ``load_or_train_many(configs, workers=2)`` trains the missing models of a list in parallel processes (same weights).
 """
@@ -22,14 +22,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib import params, rnn
-from lib.metrics import sign_accuracy
-from lib.parallel import default_workers, map_in_processes
-from lib.paths import cache_dir
-from lib.progress import bar as progress_bar
-from lib.progress import note as progress_note
-from lib.store import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
-from lib.tasks import get_task
+from lib.core import params
+from lib.core.parallel import default_workers, map_in_processes
+from lib.core.paths import cache_dir
+from lib.core.progress import bar as progress_bar
+from lib.core.progress import note as progress_note
+from lib.core.cache import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
+from lib.paper_a import rnn
+from lib.paper_a.metrics import sign_accuracy
+from lib.paper_a.tasks import get_task
 
 CODE_VERSION = "train-v1"  # bump when anything below changes what a configuration trains to
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -45,10 +46,10 @@ FLAT_ALIGN = 64
 class TrainConfig:
     """Everything that determines a trained model (all of it enters the cache key)."""
 
-    task: str  # a registered task name (lib.tasks.available_tasks())
+    task: str  # a registered task name (lib.paper_a.tasks.available_tasks())
     task_params: dict[str, Any] = field(default_factory=dict)  # overrides of the task's defaults for training batches
     n_hidden: int = 64  # N_h (even)
-    construction: str = "dense_orthogonal"  # one of lib.rnn.CONSTRUCTIONS
+    construction: str = "dense_orthogonal"  # one of lib.paper_a.rnn.CONSTRUCTIONS
     lr: float = 1e-3  # Adam learning rate
     batch_size: int = 64  # trials per Adam step
     steps: int = 3840  # maximum Adam steps (paper A §4: 30 epochs × 128 batches = 3840)
@@ -95,7 +96,7 @@ class TrainConfig:
     def key(self) -> str:
         """Cache key: ``config_hash`` of the full configuration, :data:`CODE_VERSION` and the training code's source.
 
-        The source of ``lib/rnn.py``, ``lib/train.py`` and the task's module enter the key, so an edit to any of them
+        The source of ``rnn.py``, ``train.py`` and the task's module enter the key, so an edit to any of them
         retrains instead of silently reusing a model trained by older code.
         """
         return config_hash(
@@ -371,8 +372,8 @@ def load_or_train_many(
     """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
 
     Each missing model trains on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
-    ``lib.parallel``), is written to the cache, and is read back from there: the weights are bit-identical to
-    training them one after another here. ``workers`` defaults to :func:`lib.parallel.default_workers`;
+    ``lib.core.parallel``), is written to the cache, and is read back from there: the weights are bit-identical to
+    training them one after another here. ``workers`` defaults to :func:`lib.core.parallel.default_workers`;
     ``workers=1`` (or a single missing model) trains in this process with the per-model progress bar. Results follow
     the order of ``configs``.
     """

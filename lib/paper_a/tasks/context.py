@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib import params
-from lib.tasks import register_task
-from lib.tasks._common import Batch, as_batch, rng_for
+from lib.core import params
+from lib.paper_a.tasks import register_task
+from lib.paper_a.tasks._common import Batch, as_batch, rng_for
 
 DEFAULTS = {"length": 48, "bias_max": 0.01, "noise": 0.025, "dt": 0.04}
 

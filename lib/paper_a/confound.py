@@ -1,16 +1,16 @@
 """What paper A left open, for one trained solution at a time, and the rules that turn the numbers into verdicts.
 
-:func:`study_solution` measures, for each ablation of :data:`lib.subspace.BLOCK_SETS`:
+:func:`study_solution` measures, for each ablation of :data:`lib.paper_a.subspace.BLOCK_SETS`:
 
 - where the change of the hidden trajectories Δh(t) and the removed coupling's direct action ΔW h(t) lie: their
   energy fractions in the readout row space, the top-k PCs (k at each variance level), the task-conditioned manifold
   and the union of readout and PCs at ``pc_level`` (the "readout/PC subspace" U);
 - the inside/outside control: ΔW = P ΔW + (I − P) ΔW (P = U Uᵀ), each part ablated alone;
-- random perturbations of the same Frobenius norm (:mod:`lib.perturbation`), each kind ``draws`` times;
+- random perturbations of the same Frobenius norm (:mod:`lib.paper_a.perturbation`), each kind ``draws`` times;
 - for the single blocks, the path W(λ) = Q (T − λ T_S) Qᵀ on the full held-out batch.
 
 Subspaces, Δh and the controls use the first ``n_eval`` held-out trials (the ablation's own ΔFVU is recomputed on
-them, so an ablation and its controls are compared on the same trials). :mod:`lib.open_questions` turns the records into
+them, so an ablation and its controls are compared on the same trials). :mod:`.open_questions` turns the records into
 the chapter's numbers and verdicts.
 """
 
@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lib import params, schur
-from lib import perturbation as pt
-from lib import subspace as sub
+from lib.core import params
+from lib.paper_a import perturbation as pt
+from lib.paper_a import schur
+from lib.paper_a import subspace as sub
 
 #: Variance levels at which k PCs are taken.
 LEVELS = (0.9, 0.95, 0.99)
@@ -36,7 +37,7 @@ class AblationRecord:
     """One ablation of one solution. Fractions map a name of :data:`SUBSPACES` to a float (NaN if nothing moved).
 
     ``dims`` maps the same names to each subspace's dimension; ``energy_*`` are Σ‖·‖² of the direct action over the
-    visited states (inside U, outside U, all); ``draws`` maps a kind of :data:`lib.perturbation.KINDS` to the draws'
+    visited states (inside U, outside U, all); ``draws`` maps a kind of :data:`.perturbation.KINDS` to the draws'
     ΔFVU (on the evaluation trials, like ``dfvu_eval``, ``dfvu_inside`` and ``dfvu_outside``).
     """
 
@@ -168,7 +169,7 @@ def study_solution(
 
 
 def study_job(task, seed, weights, batch, alpha, dfvu, n_eval, draws, lambdas, pc_level, draw_base_seed):
-    """:func:`study_solution` with positional arguments (a job for :func:`lib.parallel.map_in_processes`)."""
+    """:func:`study_solution` with positional arguments (a job for :func:`lib.core.parallel.map_in_processes`)."""
     return study_solution(
         task, seed, weights, batch, alpha=alpha, dfvu=dfvu, n_eval=n_eval, draws=draws, lambdas=lambdas,
         pc_level=pc_level, draw_base_seed=draw_base_seed,

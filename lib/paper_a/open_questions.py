@@ -1,4 +1,4 @@
-"""The numbers and verdicts of "What paper A left open": from :class:`lib.confound.AblationRecord` lists to answers.
+"""The numbers and verdicts of "What paper A left open": from :class:`~lib.paper_a.confound.AblationRecord` lists.
 
 Each ``*_summary`` returns a flat dict of plain Python values (what a chapter glues); each verdict rule is a plain
 function of numbers in that dict, so a test can recompute the verdict from the glued numbers alone.
@@ -15,10 +15,11 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import spearmanr
 
-from lib import conditioning as cd
-from lib import params, schur
-from lib import perturbation as pt
-from lib.confound import SUBSPACES, AblationRecord
+from lib.core import params
+from lib.paper_a import conditioning as cd
+from lib.paper_a import perturbation as pt
+from lib.paper_a import schur
+from lib.paper_a.confound import SUBSPACES, AblationRecord
 
 CONFOUND_VERDICTS = ("explains", "partly explains", "does not explain")
 AVOIDANCE = ("avoid", "do not avoid", "none to test")

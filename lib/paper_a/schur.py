@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import lapack, schur
 
-from lib import params
+from lib.core import params
 
 __all__ = [
     "ABLATION_BLOCKS",

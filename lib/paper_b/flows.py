@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from torch import Tensor
 
-from lib.progress import bar as progress_bar
+from lib.core.progress import bar as progress_bar
 
 MODES = ("resolved", "fixed")
 
@@ -96,7 +96,7 @@ def euler_flow(
     ``direction_fn(θ)`` returns z (p,), or (z, info dict of scalars), or a ``LiftResult``. ``diagnostics_fn(θ_k, k,
     z_k)`` returns a dict of scalars or arrays recorded at every stop. ``snapshot_stops`` lists stop indices whose θ
     is kept. ``record_every`` > 1 calls ``diagnostics_fn`` only at every record_every-th stop and the last one
-    (``FlowRecord.record_stops``). A progress bar (``lib.progress``) shows progress unless ``progress=False``.
+    (``FlowRecord.record_stops``). A progress bar (``lib.core.progress``) shows progress unless ``progress=False``.
     """
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not allowed; choose one of {list(MODES)}")

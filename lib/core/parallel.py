@@ -16,8 +16,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lib import params
-from lib.progress import bar as progress_bar
+from lib.core import params
+from lib.core.progress import bar as progress_bar
 
 
 def available_cpus() -> int:

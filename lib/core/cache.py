@@ -1,0 +1,158 @@
+"""The book's one cache of computed artefacts (trained models): keyed, atomic, and safe against corrupt entries.
+
+Every trained model of the book goes through :func:`fetch`: its file is ``cache_dir()/<kind>-<key>.pt`` with ``key``
+a hash of the configuration, a fingerprint of the source files that decide what the configuration computes
+(:func:`fingerprint`) and the torch version. One corruption policy for all: an entry that cannot be read back is
+reported (a warning naming the file and why), moved aside to ``<name>.corrupt-<time>`` for inspection, and
+recomputed; it is never deleted silently and never used. Writes go to a temporary file and an atomic rename; loads
+use ``torch.load(..., weights_only=True)``.
+
+A temporary file is named ``.<name>.<pid>.<random>.tmp`` after the process writing it, so one left behind by a killed
+process is recognised (:func:`lib.core.paths.remove_stale_temporaries`) without touching a save in progress elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile  # noqa: F401 - tests patch cache.tempfile
+import time
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from lib.core.paths import _temporary, cache_dir, ensure_writable, remove_stale_temporaries  # noqa: F401 - part of this API
+
+
+class CorruptCheckpointError(RuntimeError):
+    """A checkpoint exists but cannot be read back (truncated, not a torch file, wrong content)."""
+
+
+def config_hash(config: Any) -> str:
+    """Stable 16-hex-digit hash of a JSON-serialisable configuration (keys sorted)."""
+    text = json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _temporary(path)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
+    """Save a dict of tensors and plain Python values atomically (``torch.save`` to a temp file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _temporary(path)
+    os.close(fd)
+    try:
+        torch.save(payload, tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; a cache is meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load_checkpoint(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Load a checkpoint with ``weights_only=True``; raise ``CorruptCheckpointError`` naming the file if unreadable."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises several types for truncated / foreign files
+        error = CorruptCheckpointError(
+            f"checkpoint {path} cannot be read ({type(exc).__name__}: {_reason(exc)}): it is truncated or was not "
+            f"written by this book; delete it (rm '{path}') and run again to recompute it"
+        )
+        error.original = exc  # torch's own message (its advice to load untrusted files unsafely is not repeated)
+        raise error from None
+    if not isinstance(payload, dict):
+        raise CorruptCheckpointError(f"checkpoint {path} holds a {type(payload).__name__}, expected a dict")
+    missing = [k for k in required if k not in payload]
+    if missing:
+        raise CorruptCheckpointError(f"checkpoint {path} lacks the entries {missing}; delete it to recompute")
+    return payload
+
+
+def _reason(exc: Exception) -> str:
+    """The informative part of torch's load error, without its advice on ``weights_only`` (never right here)."""
+    text = str(exc)
+    if "WeightsUnpickler error:" in text:
+        text = text.split("WeightsUnpickler error:", 1)[1]
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip() and "weights_only" not in ln), "")
+    line = line.split(". ")[0].rstrip(".")  # the first sentence: what failed, not what torch suggests
+    return (line[:160] + "…") if len(line) > 160 else (line or "unreadable")
+
+
+def fingerprint(sources: Iterable[ModuleType | str | Path]) -> str:
+    """16-hex-digit hash of the bytes of ``sources`` (modules or files) in sorted path order; missing files: empty."""
+    paths = sorted({Path(s.__file__) if isinstance(s, ModuleType) else Path(s) for s in sources})
+    return hashlib.sha256(b"".join(p.read_bytes() for p in paths if p.is_file())).hexdigest()[:16]
+
+
+def entry_path(kind: str, config: Any, *, code: str) -> Path:
+    """The cache file of ``config`` under ``kind``: ``cache_dir()/<kind>-<hash of kind, config, code, torch>.pt``."""
+    if not kind or not kind.replace("_", "").replace("-", "").isalnum():
+        raise ValueError(f"kind={kind!r} must be a non-empty name of letters, digits, '_' or '-'")
+    key = config_hash({"kind": kind, "config": config, "code": code, "torch": torch.__version__.split("+")[0]})
+    return cache_dir() / f"{kind}-{key}.pt"
+
+
+def read(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any] | None:
+    """The payload at ``path``; None when there is none, or when it is corrupt (then reported and moved aside)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return load_checkpoint(path, required)
+    except CorruptCheckpointError as exc:
+        aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}")
+        try:
+            os.replace(path, aside)
+            where = f"moved aside to {aside.name}"
+        except OSError as move_error:  # read-only cache: recompute without replacing it
+            where = f"left in place (cannot move it: {move_error.strerror})"
+        warnings.warn(f"{exc.args[0].split(':')[0]} is corrupt ({_short(exc)}); {where}; recomputing", stacklevel=3)
+        return None
+
+
+def fetch(
+    kind: str, config: Any, compute: Callable[[], dict[str, Any]], *, code: str, required: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], Path, bool]:
+    """``(payload, path, from_cache)``: the cached payload of ``config``, or ``compute()`` saved atomically first.
+
+    ``compute`` runs only when the entry is missing or corrupt; the cache folder is checked writable before it runs
+    (not after an hour of training).
+    """
+    path = entry_path(kind, config, code=code)
+    payload = read(path, required)
+    if payload is not None:
+        return payload, path, True
+    ensure_writable(path.parent, "model cache")
+    payload = compute()
+    save_checkpoint(path, payload)
+    return payload, path, False
+
+
+def _short(exc: CorruptCheckpointError) -> str:
+    text = str(exc)
+    return text[text.find("(") + 1 : text.find(")")] if "(" in text else text
