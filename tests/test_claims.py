@@ -148,3 +148,27 @@ def test_a_wrong_flow_is_caught():
     out = {c.id: c for c in flow_claims(v, {"table": "t", "training": "u"})}
     assert out["B88_fixed_b_accuracy"].kind == "not reproduced"
     assert out["B88_b_wedge_trained_fixed"].kind == "not reproduced"
+
+
+def test_summary_values_count_per_verdict_and_paper():
+    records = [
+        {"id": "a1", "paper": "A", "kind": "reproduced"},
+        {"id": "a2", "paper": "A", "kind": "fragile"},
+        {"id": "b1", "paper": "B", "kind": "reproduced"},
+    ]
+    values = claims.summary_values(records, expected={"a1", "a2", "b1", "b2"})
+    assert values["n_claims"] == 3 and values["n_claims_A"] == 2 and values["n_claims_B"] == 1
+    assert values["n_reproduced"] == 2 and values["n_reproduced_A"] == 1 and values["n_fragile_A"] == 1
+    assert values["n_fragile_B"] == 0 and values["n_expected"] == 4 and values["n_missing"] == 1
+
+
+def test_scorecard_lists_one_papers_claims_by_section():
+    rec = dict(statement="s", paper_value=[0.5, None], ours=0.123456, verdict="reproduced", robustness="—", link="")
+    records = [
+        {**rec, "id": "x", "paper": "A", "section": "§3", "chapter": "c"},
+        {**rec, "id": "y", "paper": "A", "section": "§2", "chapter": "c"},
+        {**rec, "id": "z", "paper": "B", "section": "§1", "chapter": "c"},
+    ]
+    table = claims.scorecard(records, "A")
+    assert [row[0] for row in table.rows] == ["§2", "§3"]
+    assert table.rows[0][2] == "0.5 / None" and table.rows[0][3] == "0.1235"

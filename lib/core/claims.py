@@ -39,6 +39,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lib.core.tables import Link, Table
+
 #: The verdict categories, in the scorecard's order.
 VERDICTS = (
     "reproduced",
@@ -223,3 +225,52 @@ def section_anchor(title: str) -> str:
     from docutils.nodes import make_id
 
     return make_id(title)
+
+
+SUMMARY_KEYS = ("n_reproduced", "n_in_kind", "n_fragile", "n_not_reproduced", "n_not_testable")
+
+
+def summary_values(records: Sequence[dict[str, Any]], expected: Iterable[str]) -> dict[str, int]:
+    """The scorecard's counts: claims per verdict, overall (``n_reproduced``…) and per paper (``n_reproduced_A``…),
+    ``n_claims``/``n_claims_A``/``n_claims_B``, ``n_expected`` (ids the book expects) and ``n_missing`` (expected,
+    not published)."""
+    expected = set(expected)
+    values = {"n_claims": len(records), "n_expected": len(expected)}
+    values["n_missing"] = len(expected - {r["id"] for r in records})
+    for key, kind in zip(SUMMARY_KEYS, VERDICTS, strict=True):
+        values[key] = counts(records)[kind]
+        for paper in ("A", "B"):
+            values[f"{key}_{paper}"] = sum(r["kind"] == kind for r in records if r["paper"] == paper)
+    for paper in ("A", "B"):
+        values[f"n_claims_{paper}"] = sum(r["paper"] == paper for r in records)
+    return values
+
+
+def _shown(value: Any) -> Any:
+    """A scorecard cell: numbers with four significant digits, lists joined, None as a dash."""
+    if isinstance(value, list):
+        return " / ".join(str(_shown(v)) for v in value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return value
+
+
+def scorecard(records: Iterable[dict[str, Any]], paper: str) -> Table:
+    """Paper ``paper``'s claims by section: the statement, the paper's value and ours, verdict, robustness, chapter."""
+    rows = sorted((r for r in records if r["paper"] == paper), key=lambda r: (r["section"], r["id"]))
+    return Table(
+        ("§", "claim", "paper", "ours", "verdict", "robustness", "computed in"),
+        tuple(
+            (
+                r["section"],
+                r["statement"],
+                _shown(r["paper_value"]),
+                _shown(r["ours"]),
+                r["verdict"],
+                r["robustness"],
+                Link(r["chapter"], r["link"] or f"{r['chapter']}.html"),
+            )
+            for r in rows
+        ),
+        caption=f"Paper {paper}: every claim, ours beside the paper's, and the computed verdict",
+    )
