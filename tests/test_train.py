@@ -1,4 +1,7 @@
-"""lib.paper_a.train: determinism, early stop, the configuration cache, atomic checkpoints and corrupt files."""
+"""lib.paper_a.train: determinism, early stop, the configuration cache, atomic checkpoints and corrupt files.
+
+The kernels the training runs on are tested against torch.optim.Adam and autograd in tests/test_kernels.py.
+"""
 
 from __future__ import annotations
 
@@ -145,48 +148,6 @@ def test_cache_key_follows_the_training_code(monkeypatch):
     before = config.key()
     monkeypatch.setattr(train, "code_fingerprint", lambda task: "edited")
     assert config.key() != before
-
-
-def _per_tensor_adam(config: TrainConfig) -> dict[str, torch.Tensor]:
-    """The reference loop: torch's Adam over the separate parameter tensors, autograd through ``rnn.rollout``."""
-    import numpy as np
-
-    from lib.paper_a import rnn
-    from lib.paper_a.tasks import get_task
-
-    spec = get_task(config.task)
-    rng = np.random.default_rng([config.seed, train.TRAIN_STREAM])
-    probe = spec.generate(1, seed=np.random.default_rng([config.seed, train.TRAIN_STREAM]), **config.task_params)
-    p64 = rnn.init_params(
-        config.construction, config.n_hidden, probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1], seed=config.seed
-    )
-    p = {k: v.to(torch.float32).requires_grad_(True) for k, v in p64.items()}
-    opt = torch.optim.Adam(p.values(), lr=config.lr)
-    for _ in range(config.steps):
-        x, y, m = train._unpack(spec.generate(config.batch_size, seed=rng, **config.task_params), torch.float32)
-        out, _ = rnn.rollout_fast(rnn.weights_from_params(p), x)
-        sq = (out - y) ** 2
-        loss = torch.mean(sq) if m is None else torch.sum(sq * m) / torch.sum(m)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    return {k: v.detach().double() for k, v in p.items()}
-
-
-@pytest.mark.parametrize(
-    "overrides",
-    [
-        {"task": "flipflop", "task_params": {"length": 6}, "n_hidden": 64},  # sizes 192, 4096, 192: one flat vector
-        {"construction": "cayley"},  # ragged sizes: Adam over the separate tensors
-        {},
-    ],
-)
-def test_training_is_bitwise_adam_over_the_separate_tensors(overrides):
-    cfg = _tiny(steps=25, **overrides)
-    ours = train.train(cfg, progress=False).params
-    reference = _per_tensor_adam(cfg)
-    assert ours.keys() == reference.keys()
-    assert all(torch.equal(ours[k], reference[k]) for k in ours)
 
 
 def test_load_or_train_many_in_processes_matches_serial_training(_cache):

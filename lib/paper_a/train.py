@@ -23,23 +23,19 @@ import numpy as np
 import torch
 
 from lib.core import params
+from lib.core.cache import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
 from lib.core.parallel import default_workers, map_in_processes
 from lib.core.paths import cache_dir
 from lib.core.progress import bar as progress_bar
 from lib.core.progress import note as progress_note
-from lib.core.cache import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
-from lib.paper_a import rnn
-from lib.paper_a.metrics import sign_accuracy
+from lib.kernels import adam, recurrence
+from lib.paper_a import metrics, rnn
 from lib.paper_a.tasks import get_task
 
 CODE_VERSION = "train-v1"  # bump when anything below changes what a configuration trains to
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 # Independent numpy streams derived from one seed: default_rng([seed, stream]).
 TRAIN_STREAM, VALIDATION_STREAM, HELDOUT_STREAM = 0, 1, 2
-# Adam runs on one flat parameter vector when every tensor's size is a multiple of this (the §4 task models). torch's
-# vectorised kernels sweep blocks of up to 32 floats and finish a ragged tail with scalar code that rounds differently
-# (no fused multiply-add), so only then are the weights bit for bit those of Adam over the separate tensors.
-FLAT_ALIGN = 64
 
 
 @dataclass(frozen=True)
@@ -113,6 +109,7 @@ def code_fingerprint(task: str) -> str:
     module = sys.modules[get_task(task).generate.__module__]
     files = sorted(
         {Path(rnn.__file__), Path(__file__), Path(module.__file__), Path(module.__file__).with_name("_common.py")}
+        | {Path(recurrence.__file__), Path(adam.__file__)}
     )
     return hashlib.sha256(b"".join(f.read_bytes() for f in files if f.is_file())).hexdigest()[:16]
 
@@ -138,7 +135,7 @@ def task_batch(task: str, batch_size: int, *, seed: int, stream: int = HELDOUT_S
     return spec.generate(batch_size, seed=np.random.default_rng([seed, stream]), **task_params)
 
 
-def _unpack(batch, dtype):
+def _tensors(batch, dtype):
     mask = getattr(batch, "mask_bty", None)
     conv = lambda t: torch.as_tensor(t, dtype=dtype)  # noqa: E731
     return conv(batch.inputs_btx), conv(batch.targets_bty), None if mask is None else conv(mask)
@@ -154,107 +151,48 @@ def train(config: TrainConfig, progress: bool = True) -> TrainResult:
         torch.set_num_threads(threads)
 
 
-class _Adam:
-    """Adam with torch's defaults (β = (0.9, 0.999), ε = 1e-8, no weight decay) on a list of leaves.
-
-    The update is ``torch.optim.Adam``'s single-tensor path op for op, so the weights are bit for bit the same
-    (tested); what it drops is the optimiser's per-call bookkeeping, about 0.3 ms of a 4 ms training step here.
-    """
-
-    def __init__(self, leaves: list[torch.Tensor], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.leaves, self.lr, self.betas, self.eps, self.steps = leaves, lr, betas, eps, 0
-        self.exp_avg = [torch.zeros_like(x, memory_format=torch.preserve_format) for x in leaves]
-        self.exp_avg_sq = [torch.zeros_like(x, memory_format=torch.preserve_format) for x in leaves]
-
-    def zero_grad(self) -> None:
-        for x in self.leaves:
-            x.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        beta1, beta2 = self.betas
-        self.steps += 1
-        step = float(self.steps)
-        bias_correction1 = 1 - beta1**step
-        bias_correction2 = 1 - beta2**step
-        step_size = self.lr / bias_correction1
-        bias_correction2_sqrt = bias_correction2**0.5
-        for x, m, v in zip(self.leaves, self.exp_avg, self.exp_avg_sq, strict=True):
-            if x.grad is None:
-                continue
-            m.lerp_(x.grad, 1 - beta1)
-            v.mul_(beta2).addcmul_(x.grad, x.grad, value=1 - beta2)
-            denom = (v.sqrt() / bias_correction2_sqrt).add_(self.eps)
-            x.addcdiv_(m, denom, value=-step_size)
-
-
-def _views(flat: torch.Tensor, layout: list[tuple[str, torch.Size, int]]) -> dict[str, torch.Tensor]:
-    """The named parameter tensors as views of the flat parameter vector (gradients flow back into ``flat``)."""
-    out, start = {}, 0
-    for name, shape, n in layout:
-        out[name] = flat[start : start + n].view(shape)
-        start += n
-    return out
-
-
 def _train(config: TrainConfig, progress: bool) -> TrainResult:
     start = time.perf_counter()
     spec, dtype = get_task(config.task), DTYPES[config.dtype]
     data_rng = np.random.default_rng([config.seed, TRAIN_STREAM])
     probe = spec.generate(1, seed=np.random.default_rng([config.seed, TRAIN_STREAM]), **config.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
-    p64 = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)
-    if all(v.numel() % FLAT_ALIGN == 0 for v in p64.values()):
-        # One flat leaf: Adam updates every parameter in one sweep of elementwise ops instead of one per tensor.
-        flat = torch.cat([v.reshape(-1) for v in p64.values()]).to(dtype).requires_grad_(True)
-        layout = [(k, v.shape, v.numel()) for k, v in p64.items()]
-        leaves, named = [flat], lambda: _views(flat, layout)
-    else:
-        tensors = {k: v.to(dtype).requires_grad_(True) for k, v in p64.items()}
-        leaves, named = list(tensors.values()), lambda: tensors
-    opt = _Adam(leaves, lr=config.lr)
+    initial = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)
+    trainable = adam.FlatParameters(initial, dtype)  # torch.optim.Adam's weights, bit for bit (lib.kernels.adam)
+    opt = adam.Adam(trainable.leaves, lr=config.lr)
+    loss_fn = recurrence.RolloutMSE()  # autograd's arithmetic through rnn.rollout_fast, without the graph
     val = None
     if config.stop_accuracy is not None:
         val_params = {**config.task_params, **config.stop_task_params}
-        val = _unpack(
-            task_batch(config.task, config.stop_batch_size, seed=config.seed, stream=VALIDATION_STREAM, **val_params),
-            dtype,
+        val_batch = task_batch(
+            config.task, config.stop_batch_size, seed=config.seed, stream=VALIDATION_STREAM, **val_params
         )
-    losses, val_history, workspace = [], [], {}
+        val = _tensors(val_batch, dtype)
+    losses, val_history = [], []
     desc = f"{config.task} {config.construction} N_h={config.n_hidden} seed={config.seed}"
     bar = progress_bar(total=config.steps, desc=desc, disable=not progress, leave=True)
     for step in range(1, config.steps + 1):
-        x, y, m = _unpack(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
-        p = named()
-        weights = rnn.weights_from_params(p)
-        loss, grads = rnn.mse_and_grads(weights, x, y, m, workspace)  # autograd's arithmetic, no graph (see rnn)
+        x, y, m = _tensors(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
+        loss = loss_fn(rnn.weights_from_params(trainable.named()), x, y, m)
         opt.zero_grad()
-        # into the parameters: W_xh, W_hy and a dense W_hh are (views of) them; the Cayley W_hh is built from P, D
-        torch.autograd.backward([weights[k] for k in rnn.WEIGHT_NAMES], [grads[k] for k in rnn.WEIGHT_NAMES])
+        loss.backward()  # into the parameters: the Cayley W_hh through W_hh = O(A) D O(A)ᵀ
         opt.step()
         losses.append(loss.item())
         bar.update(1)
         if val is not None and step % config.stop_every == 0:
             with torch.no_grad():
-                out, _ = rnn.rollout_fast(rnn.weights_from_params(p), val[0])
-            acc = sign_accuracy(out, val[1], val[2])
+                out, _ = rnn.rollout_fast(rnn.weights_from_params(trainable.named()), val[0])
+            acc = metrics.sign_accuracy(out, val[1], val[2])
             val_history.append((step, acc))
             bar.set_postfix(loss=f"{losses[-1]:.2e}", val_acc=f"{acc:.4f}")
             if acc >= config.stop_accuracy:
                 break
     bar.close()
-    params64 = {k: v.detach().to(torch.float64).clone() for k, v in named().items()}
+    params64 = {k: v.detach().to(torch.float64).clone() for k, v in trainable.named().items()}
     with torch.no_grad():
         weights = rnn.as_float64(rnn.weights_from_params(params64))
-    return TrainResult(
-        config,
-        weights,
-        params64,
-        np.asarray(losses, dtype=np.float64),
-        val_history,
-        len(losses),
-        time.perf_counter() - start,
-    )
+    losses = np.asarray(losses, dtype=np.float64)
+    return TrainResult(config, weights, params64, losses, val_history, len(losses), time.perf_counter() - start)
 
 
 #: The copy-task chapter's training (paper A gives no copy-task settings; these are ours, see book/copy_task.md):
