@@ -1,20 +1,18 @@
-"""Training (Adam on masked MSE) with a progress bar, a reproducible early-stop rule and a cache keyed by configuration.
+"""Training (Adam on masked MSE) with a progress bar, a reproducible early-stop rule, and cached models.
 
-``load_or_train(config)`` returns the cached model ``<cache_dir>/<hash>.pt`` when it exists, where the hash covers
-the full :class:`TrainConfig` plus :data:`CODE_VERSION` (bump it whenever training semantics change). Checkpoints are
-written atomically and read with ``weights_only=True``. A checkpoint that cannot be read raises
-:class:`lib.core.cache.CorruptCheckpointError` naming the file; ``on_corrupt="retrain"`` recomputes it with a warning.
-Same configuration ⇒ bit-identical weights: every draw comes from ``config.seed`` and training runs on one thread.
-``load_or_train_many(configs, workers=2)`` trains the missing models of a list in parallel processes (same weights).
+``load_or_train(config)`` returns the model of a :class:`TrainConfig` from the book's one cache
+(:mod:`lib.core.cache`), keyed by the full configuration and a fingerprint of the source files that decide what it
+trains to (:func:`code_fingerprint`), training and caching it first when it is missing. A corrupt entry is reported,
+moved aside and retrained (the cache's policy). Same configuration ⇒ bit-identical weights: every draw comes from
+``config.seed`` and training runs on one thread. ``load_or_train_many(configs, workers=2)`` trains the missing models
+of a list in parallel processes (same weights).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,17 +20,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib.core import params
-from lib.core.cache import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
+from lib.core import cache, params
 from lib.core.parallel import default_workers, map_in_processes
 from lib.core.paths import cache_dir
 from lib.core.progress import bar as progress_bar
 from lib.core.progress import note as progress_note
 from lib.kernels import adam, recurrence
 from lib.paper_a import metrics, rnn
-from lib.paper_a.tasks import get_task
+from lib.paper_a.tasks import _common, get_task
 
-CODE_VERSION = "train-v1"  # bump when anything below changes what a configuration trains to
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 # Independent numpy streams derived from one seed: default_rng([seed, stream]).
 TRAIN_STREAM, VALIDATION_STREAM, HELDOUT_STREAM = 0, 1, 2
@@ -40,7 +36,7 @@ TRAIN_STREAM, VALIDATION_STREAM, HELDOUT_STREAM = 0, 1, 2
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines a trained model (all of it enters the cache key)."""
+    """Everything that determines a trained model (all of it enters the cache key); checked when built."""
 
     task: str  # a registered task name (lib.paper_a.tasks.available_tasks())
     task_params: dict[str, Any] = field(default_factory=dict)  # overrides of the task's defaults for training batches
@@ -64,24 +60,20 @@ class TrainConfig:
                 raise TypeError(f"{name}={value!r} must be a dict of task parameters")
             params.subset(f"{name} keys", sorted(value), spec.defaults)
             object.__setattr__(self, name, dict(sorted(value.items())))
-        params.integer("n_hidden", self.n_hidden, min=2)
+        for name, least in (("n_hidden", 2), ("batch_size", 1), ("steps", 1), ("seed", 0), ("stop_every", 1)):
+            params.integer(name, getattr(self, name), min=least)
+        params.integer("stop_batch_size", self.stop_batch_size, min=1)
         if self.n_hidden % 2:
-            raise ValueError(f"n_hidden={self.n_hidden} must be even")
+            raise ValueError(f"n_hidden={self.n_hidden} must be even (the dense-normal and Cayley D have 2×2 blocks)")
         params.choice("construction", self.construction, rnn.CONSTRUCTIONS)
         params.real("lr", self.lr, min=0.0, min_open=True)
-        params.integer("batch_size", self.batch_size, min=1)
-        params.integer("steps", self.steps, min=1)
-        params.integer("seed", self.seed, min=0)
         params.choice("dtype", self.dtype, DTYPES)
         if self.stop_accuracy is not None:
             params.real("stop_accuracy", self.stop_accuracy, min=0.0, max=1.0)
-        params.integer("stop_every", self.stop_every, min=1)
-        params.integer("stop_batch_size", self.stop_batch_size, min=1)
         # the values too, now rather than at the first training batch: the generator validates them on one trial
         for name, values in (("task_params", self.task_params), ("stop_task_params", self.stop_task_params)):
-            merged = {**self.task_params, **values}
             try:
-                spec.generate(1, seed=0, **merged)
+                spec.generate(1, seed=0, **{**self.task_params, **values})
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{name}={values!r} is not valid for task {self.task!r}: {exc}") from None
 
@@ -89,29 +81,9 @@ class TrainConfig:
         """Plain-Python dict of every field."""
         return dataclasses.asdict(self)
 
-    def key(self) -> str:
-        """Cache key: ``config_hash`` of the full configuration, :data:`CODE_VERSION` and the training code's source.
-
-        The source of ``rnn.py``, ``train.py`` and the task's module enter the key, so an edit to any of them
-        retrains instead of silently reusing a model trained by older code.
-        """
-        return config_hash(
-            {"code_version": CODE_VERSION, "code": code_fingerprint(self.task), "config": self.to_dict()}
-        )
-
     def replace(self, **changes) -> TrainConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
-
-
-def code_fingerprint(task: str) -> str:
-    """Hash of the source files that decide what a configuration of ``task`` trains to."""
-    module = sys.modules[get_task(task).generate.__module__]
-    files = sorted(
-        {Path(rnn.__file__), Path(__file__), Path(module.__file__), Path(module.__file__).with_name("_common.py")}
-        | {Path(recurrence.__file__), Path(adam.__file__)}
-    )
-    return hashlib.sha256(b"".join(f.read_bytes() for f in files if f.is_file())).hexdigest()[:16]
 
 
 @dataclass
@@ -131,11 +103,11 @@ class TrainResult:
 
 def task_batch(task: str, batch_size: int, *, seed: int, stream: int = HELDOUT_STREAM, **task_params):
     """A batch of ``task`` from the numpy stream ``default_rng([seed, stream])`` (default: the held-out stream)."""
-    spec = get_task(task)
-    return spec.generate(batch_size, seed=np.random.default_rng([seed, stream]), **task_params)
+    return get_task(task).generate(batch_size, seed=np.random.default_rng([seed, stream]), **task_params)
 
 
-def _tensors(batch, dtype):
+def _tensors(batch, dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``(inputs_btx, targets_bty, mask_bty or None)`` of a task batch in ``dtype``."""
     mask = getattr(batch, "mask_bty", None)
     conv = lambda t: torch.as_tensor(t, dtype=dtype)  # noqa: E731
     return conv(batch.inputs_btx), conv(batch.targets_bty), None if mask is None else conv(mask)
@@ -218,18 +190,29 @@ def copy_config(construction: str = "dense_orthogonal", n_hidden: int = 72, seed
     return TrainConfig(**fields)
 
 
+# --------------------------------------------------------------------------------------------------- the cache
+
+CACHE_KIND = "paper_a_rnn"  # cache files: <cache_dir>/paper_a_rnn-<key>.pt
+_REQUIRED = ("config", "weights", "params", "loss_history", "val_history", "steps_run", "train_seconds")
+
+
+def code_fingerprint(task: str) -> str:
+    """Hash of the source files that decide what a configuration of ``task`` trains to.
+
+    The model (``rnn``), this loop, the early-stop metric (``metrics``), the kernels (``lib.kernels``), the task's
+    generator module and the task helpers: an edit to any of them retrains instead of reusing an older model.
+    """
+    task_module = sys.modules[get_task(task).generate.__module__]
+    return cache.fingerprint([rnn, sys.modules[__name__], metrics, recurrence, adam, task_module, _common])
+
+
 def cache_path(config: TrainConfig) -> Path:
-    """``<cache_dir>/<config.key()>.pt``."""
-    return cache_dir() / f"{config.key()}.pt"
-
-
-_REQUIRED = ("code_version", "key", "config", "weights", "params", "loss_history", "val_history", "steps_run")
+    """The cache file of ``config``: ``<cache_dir>/paper_a_rnn-<hash of the config and the code fingerprint>.pt``."""
+    return cache.entry_path(CACHE_KIND, config.to_dict(), code=code_fingerprint(config.task))
 
 
 def _payload(result: TrainResult) -> dict[str, Any]:
     return {
-        "code_version": CODE_VERSION,
-        "key": result.config.key(),
         "config": result.config.to_dict(),
         "weights": result.weights,
         "params": result.params,
@@ -240,73 +223,36 @@ def _payload(result: TrainResult) -> dict[str, Any]:
     }
 
 
-def load(path: Path, config: TrainConfig) -> TrainResult:
-    """Read a cached model for ``config``; ``CorruptCheckpointError`` if unreadable or not for this configuration."""
-    payload = load_checkpoint(path, required=_REQUIRED)
-    if payload["key"] != config.key() or payload["code_version"] != CODE_VERSION:
-        raise CorruptCheckpointError(f"checkpoint {path} belongs to another configuration; delete it to recompute")
-    weights = payload["weights"]
-    if not isinstance(weights, dict) or any(not isinstance(weights.get(k), torch.Tensor) for k in rnn.WEIGHT_NAMES):
-        raise CorruptCheckpointError(f"checkpoint {path} lacks the weight tensors {rnn.WEIGHT_NAMES}")
+def _result(config: TrainConfig, payload: dict[str, Any], path: Path, from_cache: bool) -> TrainResult:
+    """The model of a cache entry (the fields of a TrainResult; the histories as a tensor and a list of pairs)."""
+    fields = {k: payload[k] for k in ("weights", "params", "steps_run", "train_seconds")}
+    losses, checks = payload["loss_history"].numpy(), [tuple(check) for check in payload["val_history"]]
     return TrainResult(
-        config=config,
-        weights={k: weights[k] for k in rnn.WEIGHT_NAMES},
-        params=dict(payload["params"]),
-        loss_history=payload["loss_history"].numpy(),
-        val_history=[(int(s), float(a)) for s, a in payload["val_history"]],
-        steps_run=int(payload["steps_run"]),
-        train_seconds=float(payload.get("train_seconds", float("nan"))),
-        from_cache=True,
-        path=Path(path),
+        config, **fields, loss_history=losses, val_history=checks, from_cache=from_cache, path=Path(path)
     )
 
 
-def _cached(config: TrainConfig, on_corrupt: str) -> TrainResult | None:
-    """The cached model for ``config``, or None if there is none (or it is corrupt and ``on_corrupt="retrain"``)."""
-    params.choice("on_corrupt", on_corrupt, ("raise", "retrain"))
-    path = cache_path(config)
-    if not path.exists():
-        return None
-    try:
-        return load(path, config)
-    except CorruptCheckpointError as exc:
-        if on_corrupt == "raise":
-            raise
-        warnings.warn(f"{exc}; retraining", stacklevel=3)
-        return None
+def load_or_train(config: TrainConfig, progress: bool = True) -> TrainResult:
+    """The cached model of ``config``, or one trained now and cached (also when the entry was corrupt)."""
+    compute, code = lambda: _payload(train(config, progress=progress)), code_fingerprint(config.task)
+    payload, path, from_cache = cache.fetch(CACHE_KIND, config.to_dict(), compute, code=code, required=_REQUIRED)
+    if from_cache and progress:
+        progress_note(f"loaded from cache: {path.name} ({payload['steps_run']} steps)")
+    return _result(config, payload, path, from_cache)
 
 
-def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = "raise") -> TrainResult:
-    """The cached model for ``config`` or a freshly trained (and cached) one; ``on_corrupt`` ∈ {"raise", "retrain"}."""
-    result = _cached(config, on_corrupt)
-    if result is not None:
-        if progress:
-            progress_note(f"loaded from cache: {result.path.name} ({result.steps_run} steps)")
-        return result
-    ensure_writable(cache_dir(), "model cache")  # before training, not after it
-    result = train(config, progress=progress)
-    save_checkpoint(cache_path(config), _payload(result))
-    result.path = cache_path(config)
-    return result
+def _train_and_store(config: TrainConfig, progress: bool) -> float:
+    """Worker of ``load_or_train_many``: train ``config`` into the cache, return its training seconds."""
+    return load_or_train(config, progress=progress).train_seconds
 
 
 def _expected_cost(config: TrainConfig) -> int:
     """Work of training ``config`` up to a constant: steps × batch × trial length × N_h²."""
-    spec = get_task(config.task)
-    length = spec.generate(1, seed=0, **config.task_params).inputs_btx.shape[1]
+    length = get_task(config.task).generate(1, seed=0, **config.task_params).inputs_btx.shape[1]
     return config.steps * config.batch_size * length * config.n_hidden**2
 
 
-def _train_and_store(config: TrainConfig, progress: bool) -> float:
-    """Worker of ``load_or_train_many``: train ``config``, cache it atomically, return its seconds."""
-    result = train(config, progress=progress)
-    save_checkpoint(cache_path(config), _payload(result))
-    return result.train_seconds
-
-
-def load_or_train_many(
-    configs, *, workers: int | None = None, progress: bool = True, on_corrupt: str = "raise"
-) -> list[TrainResult]:
+def load_or_train_many(configs, *, workers: int | None = None, progress: bool = True) -> list[TrainResult]:
     """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
 
     Each missing model trains on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
@@ -319,15 +265,13 @@ def load_or_train_many(
     if not all(isinstance(c, TrainConfig) for c in configs):
         raise TypeError(f"configs must be TrainConfig objects; got {sorted({type(c).__name__ for c in configs})}")
     workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
-    found: dict[str, TrainResult | None] = {}
-    for config in configs:
-        if config.key() not in found:
-            found[config.key()] = _cached(config, on_corrupt)
-    todo = sorted(
-        {c.key(): c for c in configs if found[c.key()] is None}.values(), key=_expected_cost, reverse=True
-    )  # longest first: the workers finish together
+    paths = [cache_path(c) for c in configs]
+    unique = dict(zip(paths, configs, strict=True))  # a configuration listed twice trains once
+    found = {path: cache.read(path, _REQUIRED) for path in unique}  # a corrupt entry: reported, moved aside, None
+    missing = [path for path in unique if found[path] is None]
+    todo = sorted((unique[p] for p in missing), key=_expected_cost, reverse=True)  # longest first: finish together
     if todo:
-        ensure_writable(cache_dir(), "model cache")  # before training, not after it
+        cache.ensure_writable(cache_dir(), "model cache")  # before training, not after it
     here = workers == 1 or len(todo) == 1  # then the per-model bar; in processes one bar over the models
     map_in_processes(
         _train_and_store,
@@ -337,7 +281,8 @@ def load_or_train_many(
         progress=progress,
         label=lambda args, seconds: f"{args[0].task} seed={args[0].seed} {seconds:.0f} s",
     )
-    for config in todo:
-        found[config.key()] = load(cache_path(config), config)
-        found[config.key()].from_cache = False
-    return [found[c.key()] for c in configs]
+    for path in missing:
+        found[path] = cache.read(path, _REQUIRED)
+        if found[path] is None:
+            raise RuntimeError(f"the model trained into {path} cannot be read back (see the warning above)")
+    return [_result(c, found[p], p, from_cache=p not in missing) for c, p in zip(configs, paths, strict=True)]
