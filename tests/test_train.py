@@ -122,6 +122,13 @@ def test_interrupted_write_leaves_no_checkpoint(_cache, monkeypatch):
         ({"lr": 0.0}, "lr"),
         ({"dtype": "float16"}, "dtype"),
         ({"stop_accuracy": 2.0}, "stop_accuracy"),
+        ({"steps": 0}, r"steps=0 is out of range; allowed: \[1, inf\)"),
+        ({"batch_size": 0}, "batch_size=0"),
+        ({"n_hidden": 0}, "n_hidden=0"),
+        ({"seed": -1}, "seed=-1"),
+        ({"stop_every": 0}, "stop_every=0"),
+        ({"lr": "fast"}, "lr='fast' must be a finite real number"),
+        ({"task_params": [("length", 5)]}, "task_params=.* must be a dict"),
     ],
 )
 def test_bad_configs(kw, match):
