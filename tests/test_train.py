@@ -148,7 +148,8 @@ def test_cache_key_follows_the_training_code(monkeypatch):
     seen = []
     monkeypatch.setattr(cache, "fingerprint", lambda sources: seen.extend(sources) or "x")
     train.code_fingerprint("flipflop")
-    names = sorted(Path(m.__file__).relative_to(REPO_ROOT).as_posix() for m in seen)
+    files = [Path(getattr(source, "__file__", source)) for source in seen]  # modules or paths
+    names = sorted(f.resolve().relative_to(REPO_ROOT).as_posix() for f in files)
     assert names == [
         "lib/kernels/adam.py",
         "lib/kernels/recurrence.py",

@@ -32,6 +32,8 @@ from lib.paper_a.tasks import _common, get_task
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 # Independent numpy streams derived from one seed: default_rng([seed, stream]).
 TRAIN_STREAM, VALIDATION_STREAM, HELDOUT_STREAM = 0, 1, 2
+# TrainConfig's integer fields and their least allowed values
+_INTEGER_FIELDS = {"n_hidden": 2, "batch_size": 1, "steps": 1, "seed": 0, "stop_every": 1, "stop_batch_size": 1}
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,8 @@ class TrainConfig:
                 raise TypeError(f"{name}={value!r} must be a dict of task parameters")
             params.subset(f"{name} keys", sorted(value), spec.defaults)
             object.__setattr__(self, name, dict(sorted(value.items())))
-        for name, least in (("n_hidden", 2), ("batch_size", 1), ("steps", 1), ("seed", 0), ("stop_every", 1)):
+        for name, least in _INTEGER_FIELDS.items():
             params.integer(name, getattr(self, name), min=least)
-        params.integer("stop_batch_size", self.stop_batch_size, min=1)
         if self.n_hidden % 2:
             raise ValueError(f"n_hidden={self.n_hidden} must be even (the dense-normal and Cayley D have 2×2 blocks)")
         params.choice("construction", self.construction, rnn.CONSTRUCTIONS)
@@ -203,7 +204,7 @@ def code_fingerprint(task: str) -> str:
     generator module and the task helpers: an edit to any of them retrains instead of reusing an older model.
     """
     task_module = sys.modules[get_task(task).generate.__module__]
-    return cache.fingerprint([rnn, sys.modules[__name__], metrics, recurrence, adam, task_module, _common])
+    return cache.fingerprint([rnn, __file__, metrics, recurrence, adam, task_module, _common])
 
 
 def cache_path(config: TrainConfig) -> Path:
