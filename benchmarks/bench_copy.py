@@ -19,8 +19,8 @@ import time
 import numpy as np
 import torch
 
-from lib.core.paths import build_dir
 from lib.core.cache import atomic_write_bytes
+from lib.core.paths import build_dir
 from lib.paper_a import metrics, rnn, train
 from lib.paper_a.tasks import get_task
 

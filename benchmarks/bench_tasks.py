@@ -28,8 +28,8 @@ import time
 import numpy as np
 import torch
 
-from lib.core.paths import build_dir
 from lib.core.cache import atomic_write_bytes
+from lib.core.paths import build_dir
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.tasks import get_task
 from lib.paper_a.train import TRAIN_STREAM, default_workers, load_or_train_many, train

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.paper_a import rnn, schur
+from lib.paper_a import rnn, schur, train
 from lib.paper_a import task_analysis as ta
 
 
@@ -32,7 +32,7 @@ def test_train_config_is_the_papers():
         3840,
         4,
     )
-    assert ta.train_config("sine", 4, {"frequencies": "continuous"}).key() != c.key()
+    assert train.cache_path(ta.train_config("sine", 4, {"frequencies": "continuous"})) != train.cache_path(c)
 
 
 def test_unknown_task_and_task_params_list_allowed():

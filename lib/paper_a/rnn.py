@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from lib.core import params as _params
+from lib.kernels import recurrence
 
 CONSTRUCTIONS = ("dense_default", "dense_orthogonal", "dense_normal", "cayley")
 WEIGHT_NAMES = ("W_xh", "W_hh", "W_hy")
@@ -39,124 +40,15 @@ def rollout(weights: Weights, inputs_btx: torch.Tensor, h0_bh: torch.Tensor | No
     return states_bth @ W_hy.T, states_bth
 
 
-def _recurrence_forward(inputs_btx, W_xh, W_hh, h0_bh, states=None):
-    """States (T+1, B, N) with states[0] = h0 and the inputs in (T, B, N_x) layout (see ``_TanhRecurrence``).
-
-    ``states`` is an optional preallocated (T+1, B, N) buffer to fill.
-    """
-    batch, steps, _ = inputs_btx.shape
-    inputs_tbx = inputs_btx.transpose(0, 1).contiguous()
-    if states is None:
-        states = inputs_btx.new_empty(steps + 1, batch, W_hh.shape[0])
-    states[0] = h0_bh
-    torch.matmul(inputs_tbx, W_xh.T, out=states[1:])
-    views, W_hh_T = states.unbind(0), W_hh.T
-    for t in range(steps):
-        views[t + 1].addmm_(views[t], W_hh_T).tanh_()
-    return states, inputs_tbx
-
-
-def _recurrence_backward(dz, inputs_tbx, W_xh, W_hh, states, dtanh=None):
-    """BPTT in place: ``dz`` (T, B, N) holds ∂L/∂h_t on entry and dz_t on exit; returns ∂L/∂W_xh, ∂L/∂W_hh.
-
-    ``dtanh`` is an optional (T, B, N) scratch buffer for 1 − h_t².
-    """
-    steps, batch, n = states.shape[0] - 1, states.shape[1], states.shape[2]
-    dtanh = torch.square(states[1:], out=dtanh) if dtanh is not None else states[1:].square()
-    dtanh.neg_().add_(1.0)
-    dz_views, dtanh_views = dz.unbind(0), dtanh.unbind(0)
-    dz_views[-1].mul_(dtanh_views[-1])
-    for t in range(steps - 2, -1, -1):
-        dz_views[t].addmm_(dz_views[t + 1], W_hh).mul_(dtanh_views[t])
-    dz_flat = dz.reshape(steps * batch, n)
-    grad_W_hh = dz_flat.T @ states[:-1].reshape(steps * batch, n)
-    grad_W_xh = dz_flat.T @ inputs_tbx.reshape(steps * batch, -1)
-    return grad_W_xh, grad_W_hh
-
-
-class _TanhRecurrence(torch.autograd.Function):
-    """States h_1..h_T of h_t = tanh(W_xh x_t + W_hh h_{t−1}) with hand-written backpropagation through time.
-
-    Forward: one GEMM for every input drive, then one ``addmm_`` and one ``tanh_`` per step into a preallocated
-    (T+1, B, N) buffer. Backward: dz_t = (∂L/∂h_t + dz_{t+1} W_hh) ⊙ (1 − h_t²), one ``addmm_`` per step, and the
-    weight gradients as single GEMMs over all steps (∂L/∂W_hh = Σ_t dz_tᵀ h_{t−1}, ∂L/∂W_xh = Σ_t dz_tᵀ x_t). About
-    twice as fast on a CPU as autograd through the fused ``rnn_tanh`` kernel, which records every step (see
-    ``benchmarks/bench_copy.py``). First derivatives only.
-    """
-
-    @staticmethod
-    def forward(ctx, inputs_btx, W_xh, W_hh, h0_bh):
-        states, inputs_tbx = _recurrence_forward(inputs_btx, W_xh, W_hh, h0_bh)
-        ctx.save_for_backward(inputs_tbx, W_xh, W_hh, states)
-        return states[1:].transpose(0, 1)
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad_bth):
-        inputs_tbx, W_xh, W_hh, states = ctx.saved_tensors
-        dz = grad_bth.transpose(0, 1).contiguous()  # (T, B, N): ∂L/∂h_t, turned into dz_t in place
-        grad_W_xh, grad_W_hh = _recurrence_backward(dz, inputs_tbx, W_xh, W_hh, states)
-        grad_inputs = (dz @ W_xh).transpose(0, 1) if ctx.needs_input_grad[0] else None
-        grad_h0 = dz[0] @ W_hh if ctx.needs_input_grad[3] else None
-        return grad_inputs, grad_W_xh, grad_W_hh, grad_h0
-
-
-@torch.no_grad()
-def mse_and_grads(
-    weights: Weights, inputs_btx, targets_bty, mask_bty=None, workspace: dict | None = None
-) -> tuple[torch.Tensor, Weights]:
-    """Masked mean squared error of the driven rollout from h_0 = 0 and its gradients in W_xh, W_hh, W_hy.
-
-    The loss is mean((ŷ − y)²), or Σ m (ŷ − y)² / Σ m with a mask. Every operation is the one autograd performs
-    for ``rollout_fast`` followed by that loss (the readout as one folded GEMM, PyTorch's backward formulas for mean,
-    pow, sum, division and mm, then the recurrence's BPTT), so the gradients are bit for bit autograd's (tested).
-    What it drops is building and walking the graph; with a ``workspace`` dict kept across calls it also reuses its
-    five (T, B, N)-sized buffers instead of allocating (and page-faulting) them at every training step.
-    Returns ``(loss, grads)``.
-    """
-    W_xh, W_hh, W_hy = (weights[k] for k in WEIGHT_NAMES)
-    batch, steps, _ = inputs_btx.shape
-    n, dtype = W_hh.shape[0], inputs_btx.dtype
-    ws = {} if workspace is None else workspace
-    key = (steps, batch, n, dtype)
-    if ws.get("key") != key:
-        ws.clear()
-        shapes = {"states": (steps + 1, batch, n), "S": (batch * steps, n), "grad_S": (batch * steps, n),
-                  "dz": (steps, batch, n), "dtanh": (steps, batch, n)}  # fmt: skip
-        ws.update(key=key, **{name: torch.empty(shape, dtype=dtype) for name, shape in shapes.items()})
-    h0 = inputs_btx.new_zeros(batch, n)
-    states, inputs_tbx = _recurrence_forward(inputs_btx, W_xh, W_hh, h0, states=ws["states"])
-    S = ws["S"]  # matmul folds (B, T, N) @ (N, N_y) through this (B·T, N) copy
-    S.view(batch, steps, n).copy_(states[1:].transpose(0, 1))
-    diff = S.mm(W_hy.T).view(batch, steps, -1) - targets_bty
-    sq = diff**2
-    one = torch.ones((), dtype=sq.dtype)  # ∂L/∂L, as backward() seeds it
-    if mask_bty is None:
-        loss = torch.mean(sq)
-        grad_sq = one.expand(sq.shape) / sq.numel()  # MeanBackward
-    else:
-        masked = sq * mask_bty
-        total = torch.sum(mask_bty)
-        loss = torch.sum(masked) / total
-        grad_sq = (one / total).expand(sq.shape) * mask_bty  # DivBackward, SumBackward, MulBackward
-    grad_out = (grad_sq * (2.0 * diff.pow(1.0))).view(batch * steps, -1)  # PowBackward (exponent 2)
-    grad_W_hy = grad_out.t().mm(S)  # MmBackward for the column-major W_hyᵀ, then its transpose
-    grad_S = torch.mm(grad_out, W_hy, out=ws["grad_S"])
-    dz = ws["dz"]
-    dz.copy_(grad_S.view(batch, steps, n).transpose(0, 1))
-    grad_W_xh, grad_W_hh = _recurrence_backward(dz, inputs_tbx, W_xh, W_hh, states, dtanh=ws["dtanh"])
-    return loss, {"W_xh": grad_W_xh, "W_hh": grad_W_hh, "W_hy": grad_W_hy}
-
-
 def rollout_fast(weights: Weights, inputs_btx: torch.Tensor, h0_bh: torch.Tensor | None = None):
-    """Same as :func:`rollout`, with preallocated states and hand-written BPTT (training's and the ablations' path).
+    """Same as :func:`rollout`, computed by :func:`lib.kernels.recurrence.tanh_states` (hand-written BPTT).
 
     Returns ``(outputs_bty, states_bth)``; differentiable (first order) in the weights, the inputs and ``h0_bh``, but
-    not through ``torch.func`` transforms: use :func:`rollout` there.
+    not through ``torch.func`` transforms: use :func:`rollout` there. The ablations' and the evaluations' path.
     """
     W_xh, W_hh, W_hy = (weights[k] for k in WEIGHT_NAMES)
     h0 = inputs_btx.new_zeros(inputs_btx.shape[0], W_hh.shape[0]) if h0_bh is None else h0_bh
-    states_bth = _TanhRecurrence.apply(inputs_btx, W_xh, W_hh, h0)
+    states_bth = recurrence.tanh_states(inputs_btx, W_xh, W_hh, h0)
     return states_bth @ W_hy.T, states_bth
 
 

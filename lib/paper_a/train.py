@@ -1,20 +1,18 @@
-"""Training (Adam on masked MSE) with a progress bar, a reproducible early-stop rule and a cache keyed by configuration.
+"""Training (Adam on masked MSE) with a progress bar, a reproducible early-stop rule, and cached models.
 
-``load_or_train(config)`` returns the cached model ``<cache_dir>/<hash>.pt`` when it exists, where the hash covers
-the full :class:`TrainConfig` plus :data:`CODE_VERSION` (bump it whenever training semantics change). Checkpoints are
-written atomically and read with ``weights_only=True``. A checkpoint that cannot be read raises
-:class:`lib.core.cache.CorruptCheckpointError` naming the file; ``on_corrupt="retrain"`` recomputes it with a warning.
-Same configuration ⇒ bit-identical weights: every draw comes from ``config.seed`` and training runs on one thread.
-``load_or_train_many(configs, workers=2)`` trains the missing models of a list in parallel processes (same weights).
+``load_or_train(config)`` returns the model of a :class:`TrainConfig` from the book's one cache
+(:mod:`lib.core.cache`), keyed by the full configuration and a fingerprint of the source files that decide what it
+trains to (:func:`code_fingerprint`), training and caching it first when it is missing. A corrupt entry is reported,
+moved aside and retrained (the cache's policy). Same configuration ⇒ bit-identical weights: every draw comes from
+``config.seed`` and training runs on one thread. ``load_or_train_many(configs, workers=2)`` trains the missing models
+of a list in parallel processes (same weights).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,29 +20,25 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib.core import params
+from lib.core import cache, params
 from lib.core.parallel import default_workers, map_in_processes
 from lib.core.paths import cache_dir
 from lib.core.progress import bar as progress_bar
 from lib.core.progress import note as progress_note
-from lib.core.cache import CorruptCheckpointError, config_hash, ensure_writable, load_checkpoint, save_checkpoint
-from lib.paper_a import rnn
-from lib.paper_a.metrics import sign_accuracy
-from lib.paper_a.tasks import get_task
+from lib.kernels import adam, recurrence
+from lib.paper_a import metrics, rnn
+from lib.paper_a.tasks import _common, get_task
 
-CODE_VERSION = "train-v1"  # bump when anything below changes what a configuration trains to
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 # Independent numpy streams derived from one seed: default_rng([seed, stream]).
 TRAIN_STREAM, VALIDATION_STREAM, HELDOUT_STREAM = 0, 1, 2
-# Adam runs on one flat parameter vector when every tensor's size is a multiple of this (the §4 task models). torch's
-# vectorised kernels sweep blocks of up to 32 floats and finish a ragged tail with scalar code that rounds differently
-# (no fused multiply-add), so only then are the weights bit for bit those of Adam over the separate tensors.
-FLAT_ALIGN = 64
+# TrainConfig's integer fields and their least allowed values
+_INTEGER_FIELDS = {"n_hidden": 2, "batch_size": 1, "steps": 1, "seed": 0, "stop_every": 1, "stop_batch_size": 1}
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Everything that determines a trained model (all of it enters the cache key)."""
+    """Everything that determines a trained model (all of it enters the cache key); checked when built."""
 
     task: str  # a registered task name (lib.paper_a.tasks.available_tasks())
     task_params: dict[str, Any] = field(default_factory=dict)  # overrides of the task's defaults for training batches
@@ -68,24 +62,19 @@ class TrainConfig:
                 raise TypeError(f"{name}={value!r} must be a dict of task parameters")
             params.subset(f"{name} keys", sorted(value), spec.defaults)
             object.__setattr__(self, name, dict(sorted(value.items())))
-        params.integer("n_hidden", self.n_hidden, min=2)
+        for name, least in _INTEGER_FIELDS.items():
+            params.integer(name, getattr(self, name), min=least)
         if self.n_hidden % 2:
-            raise ValueError(f"n_hidden={self.n_hidden} must be even")
+            raise ValueError(f"n_hidden={self.n_hidden} must be even (the dense-normal and Cayley D have 2×2 blocks)")
         params.choice("construction", self.construction, rnn.CONSTRUCTIONS)
         params.real("lr", self.lr, min=0.0, min_open=True)
-        params.integer("batch_size", self.batch_size, min=1)
-        params.integer("steps", self.steps, min=1)
-        params.integer("seed", self.seed, min=0)
         params.choice("dtype", self.dtype, DTYPES)
         if self.stop_accuracy is not None:
             params.real("stop_accuracy", self.stop_accuracy, min=0.0, max=1.0)
-        params.integer("stop_every", self.stop_every, min=1)
-        params.integer("stop_batch_size", self.stop_batch_size, min=1)
         # the values too, now rather than at the first training batch: the generator validates them on one trial
         for name, values in (("task_params", self.task_params), ("stop_task_params", self.stop_task_params)):
-            merged = {**self.task_params, **values}
             try:
-                spec.generate(1, seed=0, **merged)
+                spec.generate(1, seed=0, **{**self.task_params, **values})
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{name}={values!r} is not valid for task {self.task!r}: {exc}") from None
 
@@ -93,28 +82,9 @@ class TrainConfig:
         """Plain-Python dict of every field."""
         return dataclasses.asdict(self)
 
-    def key(self) -> str:
-        """Cache key: ``config_hash`` of the full configuration, :data:`CODE_VERSION` and the training code's source.
-
-        The source of ``rnn.py``, ``train.py`` and the task's module enter the key, so an edit to any of them
-        retrains instead of silently reusing a model trained by older code.
-        """
-        return config_hash(
-            {"code_version": CODE_VERSION, "code": code_fingerprint(self.task), "config": self.to_dict()}
-        )
-
     def replace(self, **changes) -> TrainConfig:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
-
-
-def code_fingerprint(task: str) -> str:
-    """Hash of the source files that decide what a configuration of ``task`` trains to."""
-    module = sys.modules[get_task(task).generate.__module__]
-    files = sorted(
-        {Path(rnn.__file__), Path(__file__), Path(module.__file__), Path(module.__file__).with_name("_common.py")}
-    )
-    return hashlib.sha256(b"".join(f.read_bytes() for f in files if f.is_file())).hexdigest()[:16]
 
 
 @dataclass
@@ -134,11 +104,11 @@ class TrainResult:
 
 def task_batch(task: str, batch_size: int, *, seed: int, stream: int = HELDOUT_STREAM, **task_params):
     """A batch of ``task`` from the numpy stream ``default_rng([seed, stream])`` (default: the held-out stream)."""
-    spec = get_task(task)
-    return spec.generate(batch_size, seed=np.random.default_rng([seed, stream]), **task_params)
+    return get_task(task).generate(batch_size, seed=np.random.default_rng([seed, stream]), **task_params)
 
 
-def _unpack(batch, dtype):
+def _tensors(batch, dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``(inputs_btx, targets_bty, mask_bty or None)`` of a task batch in ``dtype``."""
     mask = getattr(batch, "mask_bty", None)
     conv = lambda t: torch.as_tensor(t, dtype=dtype)  # noqa: E731
     return conv(batch.inputs_btx), conv(batch.targets_bty), None if mask is None else conv(mask)
@@ -154,107 +124,48 @@ def train(config: TrainConfig, progress: bool = True) -> TrainResult:
         torch.set_num_threads(threads)
 
 
-class _Adam:
-    """Adam with torch's defaults (β = (0.9, 0.999), ε = 1e-8, no weight decay) on a list of leaves.
-
-    The update is ``torch.optim.Adam``'s single-tensor path op for op, so the weights are bit for bit the same
-    (tested); what it drops is the optimiser's per-call bookkeeping, about 0.3 ms of a 4 ms training step here.
-    """
-
-    def __init__(self, leaves: list[torch.Tensor], lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.leaves, self.lr, self.betas, self.eps, self.steps = leaves, lr, betas, eps, 0
-        self.exp_avg = [torch.zeros_like(x, memory_format=torch.preserve_format) for x in leaves]
-        self.exp_avg_sq = [torch.zeros_like(x, memory_format=torch.preserve_format) for x in leaves]
-
-    def zero_grad(self) -> None:
-        for x in self.leaves:
-            x.grad = None
-
-    @torch.no_grad()
-    def step(self) -> None:
-        beta1, beta2 = self.betas
-        self.steps += 1
-        step = float(self.steps)
-        bias_correction1 = 1 - beta1**step
-        bias_correction2 = 1 - beta2**step
-        step_size = self.lr / bias_correction1
-        bias_correction2_sqrt = bias_correction2**0.5
-        for x, m, v in zip(self.leaves, self.exp_avg, self.exp_avg_sq, strict=True):
-            if x.grad is None:
-                continue
-            m.lerp_(x.grad, 1 - beta1)
-            v.mul_(beta2).addcmul_(x.grad, x.grad, value=1 - beta2)
-            denom = (v.sqrt() / bias_correction2_sqrt).add_(self.eps)
-            x.addcdiv_(m, denom, value=-step_size)
-
-
-def _views(flat: torch.Tensor, layout: list[tuple[str, torch.Size, int]]) -> dict[str, torch.Tensor]:
-    """The named parameter tensors as views of the flat parameter vector (gradients flow back into ``flat``)."""
-    out, start = {}, 0
-    for name, shape, n in layout:
-        out[name] = flat[start : start + n].view(shape)
-        start += n
-    return out
-
-
 def _train(config: TrainConfig, progress: bool) -> TrainResult:
     start = time.perf_counter()
     spec, dtype = get_task(config.task), DTYPES[config.dtype]
     data_rng = np.random.default_rng([config.seed, TRAIN_STREAM])
     probe = spec.generate(1, seed=np.random.default_rng([config.seed, TRAIN_STREAM]), **config.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
-    p64 = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)
-    if all(v.numel() % FLAT_ALIGN == 0 for v in p64.values()):
-        # One flat leaf: Adam updates every parameter in one sweep of elementwise ops instead of one per tensor.
-        flat = torch.cat([v.reshape(-1) for v in p64.values()]).to(dtype).requires_grad_(True)
-        layout = [(k, v.shape, v.numel()) for k, v in p64.items()]
-        leaves, named = [flat], lambda: _views(flat, layout)
-    else:
-        tensors = {k: v.to(dtype).requires_grad_(True) for k, v in p64.items()}
-        leaves, named = list(tensors.values()), lambda: tensors
-    opt = _Adam(leaves, lr=config.lr)
+    initial = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)
+    trainable = adam.FlatParameters(initial, dtype)  # torch.optim.Adam's weights, bit for bit (lib.kernels.adam)
+    opt = adam.Adam(trainable.leaves, lr=config.lr)
+    loss_fn = recurrence.RolloutMSE()  # autograd's arithmetic through rnn.rollout_fast, without the graph
     val = None
     if config.stop_accuracy is not None:
         val_params = {**config.task_params, **config.stop_task_params}
-        val = _unpack(
-            task_batch(config.task, config.stop_batch_size, seed=config.seed, stream=VALIDATION_STREAM, **val_params),
-            dtype,
+        val_batch = task_batch(
+            config.task, config.stop_batch_size, seed=config.seed, stream=VALIDATION_STREAM, **val_params
         )
-    losses, val_history, workspace = [], [], {}
+        val = _tensors(val_batch, dtype)
+    losses, val_history = [], []
     desc = f"{config.task} {config.construction} N_h={config.n_hidden} seed={config.seed}"
     bar = progress_bar(total=config.steps, desc=desc, disable=not progress, leave=True)
     for step in range(1, config.steps + 1):
-        x, y, m = _unpack(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
-        p = named()
-        weights = rnn.weights_from_params(p)
-        loss, grads = rnn.mse_and_grads(weights, x, y, m, workspace)  # autograd's arithmetic, no graph (see rnn)
+        x, y, m = _tensors(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
+        loss = loss_fn(rnn.weights_from_params(trainable.named()), x, y, m)
         opt.zero_grad()
-        # into the parameters: W_xh, W_hy and a dense W_hh are (views of) them; the Cayley W_hh is built from P, D
-        torch.autograd.backward([weights[k] for k in rnn.WEIGHT_NAMES], [grads[k] for k in rnn.WEIGHT_NAMES])
+        loss.backward()  # into the parameters: the Cayley W_hh through W_hh = O(A) D O(A)ᵀ
         opt.step()
         losses.append(loss.item())
         bar.update(1)
         if val is not None and step % config.stop_every == 0:
             with torch.no_grad():
-                out, _ = rnn.rollout_fast(rnn.weights_from_params(p), val[0])
-            acc = sign_accuracy(out, val[1], val[2])
+                out, _ = rnn.rollout_fast(rnn.weights_from_params(trainable.named()), val[0])
+            acc = metrics.sign_accuracy(out, val[1], val[2])
             val_history.append((step, acc))
             bar.set_postfix(loss=f"{losses[-1]:.2e}", val_acc=f"{acc:.4f}")
             if acc >= config.stop_accuracy:
                 break
     bar.close()
-    params64 = {k: v.detach().to(torch.float64).clone() for k, v in named().items()}
+    params64 = {k: v.detach().to(torch.float64).clone() for k, v in trainable.named().items()}
     with torch.no_grad():
         weights = rnn.as_float64(rnn.weights_from_params(params64))
-    return TrainResult(
-        config,
-        weights,
-        params64,
-        np.asarray(losses, dtype=np.float64),
-        val_history,
-        len(losses),
-        time.perf_counter() - start,
-    )
+    losses = np.asarray(losses, dtype=np.float64)
+    return TrainResult(config, weights, params64, losses, val_history, len(losses), time.perf_counter() - start)
 
 
 #: The copy-task chapter's training (paper A gives no copy-task settings; these are ours, see book/copy_task.md):
@@ -280,18 +191,29 @@ def copy_config(construction: str = "dense_orthogonal", n_hidden: int = 72, seed
     return TrainConfig(**fields)
 
 
+# --------------------------------------------------------------------------------------------------- the cache
+
+CACHE_KIND = "paper_a_rnn"  # cache files: <cache_dir>/paper_a_rnn-<key>.pt
+_REQUIRED = ("config", "weights", "params", "loss_history", "val_history", "steps_run", "train_seconds")
+
+
+def code_fingerprint(task: str) -> str:
+    """Hash of the source files that decide what a configuration of ``task`` trains to.
+
+    The model (``rnn``), this loop, the early-stop metric (``metrics``), the kernels (``lib.kernels``), the task's
+    generator module and the task helpers: an edit to any of them retrains instead of reusing an older model.
+    """
+    task_module = sys.modules[get_task(task).generate.__module__]
+    return cache.fingerprint([rnn, __file__, metrics, recurrence, adam, task_module, _common])
+
+
 def cache_path(config: TrainConfig) -> Path:
-    """``<cache_dir>/<config.key()>.pt``."""
-    return cache_dir() / f"{config.key()}.pt"
-
-
-_REQUIRED = ("code_version", "key", "config", "weights", "params", "loss_history", "val_history", "steps_run")
+    """The cache file of ``config``: ``<cache_dir>/paper_a_rnn-<hash of the config and the code fingerprint>.pt``."""
+    return cache.entry_path(CACHE_KIND, config.to_dict(), code=code_fingerprint(config.task))
 
 
 def _payload(result: TrainResult) -> dict[str, Any]:
     return {
-        "code_version": CODE_VERSION,
-        "key": result.config.key(),
         "config": result.config.to_dict(),
         "weights": result.weights,
         "params": result.params,
@@ -302,73 +224,36 @@ def _payload(result: TrainResult) -> dict[str, Any]:
     }
 
 
-def load(path: Path, config: TrainConfig) -> TrainResult:
-    """Read a cached model for ``config``; ``CorruptCheckpointError`` if unreadable or not for this configuration."""
-    payload = load_checkpoint(path, required=_REQUIRED)
-    if payload["key"] != config.key() or payload["code_version"] != CODE_VERSION:
-        raise CorruptCheckpointError(f"checkpoint {path} belongs to another configuration; delete it to recompute")
-    weights = payload["weights"]
-    if not isinstance(weights, dict) or any(not isinstance(weights.get(k), torch.Tensor) for k in rnn.WEIGHT_NAMES):
-        raise CorruptCheckpointError(f"checkpoint {path} lacks the weight tensors {rnn.WEIGHT_NAMES}")
+def _result(config: TrainConfig, payload: dict[str, Any], path: Path, from_cache: bool) -> TrainResult:
+    """The model of a cache entry (the fields of a TrainResult; the histories as a tensor and a list of pairs)."""
+    fields = {k: payload[k] for k in ("weights", "params", "steps_run", "train_seconds")}
+    losses, checks = payload["loss_history"].numpy(), [tuple(check) for check in payload["val_history"]]
     return TrainResult(
-        config=config,
-        weights={k: weights[k] for k in rnn.WEIGHT_NAMES},
-        params=dict(payload["params"]),
-        loss_history=payload["loss_history"].numpy(),
-        val_history=[(int(s), float(a)) for s, a in payload["val_history"]],
-        steps_run=int(payload["steps_run"]),
-        train_seconds=float(payload.get("train_seconds", float("nan"))),
-        from_cache=True,
-        path=Path(path),
+        config, **fields, loss_history=losses, val_history=checks, from_cache=from_cache, path=Path(path)
     )
 
 
-def _cached(config: TrainConfig, on_corrupt: str) -> TrainResult | None:
-    """The cached model for ``config``, or None if there is none (or it is corrupt and ``on_corrupt="retrain"``)."""
-    params.choice("on_corrupt", on_corrupt, ("raise", "retrain"))
-    path = cache_path(config)
-    if not path.exists():
-        return None
-    try:
-        return load(path, config)
-    except CorruptCheckpointError as exc:
-        if on_corrupt == "raise":
-            raise
-        warnings.warn(f"{exc}; retraining", stacklevel=3)
-        return None
+def load_or_train(config: TrainConfig, progress: bool = True) -> TrainResult:
+    """The cached model of ``config``, or one trained now and cached (also when the entry was corrupt)."""
+    compute, code = lambda: _payload(train(config, progress=progress)), code_fingerprint(config.task)
+    payload, path, from_cache = cache.fetch(CACHE_KIND, config.to_dict(), compute, code=code, required=_REQUIRED)
+    if from_cache and progress:
+        progress_note(f"loaded from cache: {path.name} ({payload['steps_run']} steps)")
+    return _result(config, payload, path, from_cache)
 
 
-def load_or_train(config: TrainConfig, progress: bool = True, on_corrupt: str = "raise") -> TrainResult:
-    """The cached model for ``config`` or a freshly trained (and cached) one; ``on_corrupt`` ∈ {"raise", "retrain"}."""
-    result = _cached(config, on_corrupt)
-    if result is not None:
-        if progress:
-            progress_note(f"loaded from cache: {result.path.name} ({result.steps_run} steps)")
-        return result
-    ensure_writable(cache_dir(), "model cache")  # before training, not after it
-    result = train(config, progress=progress)
-    save_checkpoint(cache_path(config), _payload(result))
-    result.path = cache_path(config)
-    return result
+def _train_and_store(config: TrainConfig, progress: bool) -> float:
+    """Worker of ``load_or_train_many``: train ``config`` into the cache, return its training seconds."""
+    return load_or_train(config, progress=progress).train_seconds
 
 
 def _expected_cost(config: TrainConfig) -> int:
     """Work of training ``config`` up to a constant: steps × batch × trial length × N_h²."""
-    spec = get_task(config.task)
-    length = spec.generate(1, seed=0, **config.task_params).inputs_btx.shape[1]
+    length = get_task(config.task).generate(1, seed=0, **config.task_params).inputs_btx.shape[1]
     return config.steps * config.batch_size * length * config.n_hidden**2
 
 
-def _train_and_store(config: TrainConfig, progress: bool) -> float:
-    """Worker of ``load_or_train_many``: train ``config``, cache it atomically, return its seconds."""
-    result = train(config, progress=progress)
-    save_checkpoint(cache_path(config), _payload(result))
-    return result.train_seconds
-
-
-def load_or_train_many(
-    configs, *, workers: int | None = None, progress: bool = True, on_corrupt: str = "raise"
-) -> list[TrainResult]:
+def load_or_train_many(configs, *, workers: int | None = None, progress: bool = True) -> list[TrainResult]:
     """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
 
     Each missing model trains on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
@@ -381,15 +266,13 @@ def load_or_train_many(
     if not all(isinstance(c, TrainConfig) for c in configs):
         raise TypeError(f"configs must be TrainConfig objects; got {sorted({type(c).__name__ for c in configs})}")
     workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
-    found: dict[str, TrainResult | None] = {}
-    for config in configs:
-        if config.key() not in found:
-            found[config.key()] = _cached(config, on_corrupt)
-    todo = sorted(
-        {c.key(): c for c in configs if found[c.key()] is None}.values(), key=_expected_cost, reverse=True
-    )  # longest first: the workers finish together
+    paths = [cache_path(c) for c in configs]
+    unique = dict(zip(paths, configs, strict=True))  # a configuration listed twice trains once
+    found = {path: cache.read(path, _REQUIRED) for path in unique}  # a corrupt entry: reported, moved aside, None
+    missing = [path for path in unique if found[path] is None]
+    todo = sorted((unique[p] for p in missing), key=_expected_cost, reverse=True)  # longest first: finish together
     if todo:
-        ensure_writable(cache_dir(), "model cache")  # before training, not after it
+        cache.ensure_writable(cache_dir(), "model cache")  # before training, not after it
     here = workers == 1 or len(todo) == 1  # then the per-model bar; in processes one bar over the models
     map_in_processes(
         _train_and_store,
@@ -399,7 +282,8 @@ def load_or_train_many(
         progress=progress,
         label=lambda args, seconds: f"{args[0].task} seed={args[0].seed} {seconds:.0f} s",
     )
-    for config in todo:
-        found[config.key()] = load(cache_path(config), config)
-        found[config.key()].from_cache = False
-    return [found[c.key()] for c in configs]
+    for path in missing:
+        found[path] = cache.read(path, _REQUIRED)
+        if found[path] is None:
+            raise RuntimeError(f"the model trained into {path} cannot be read back (see the warning above)")
+    return [_result(c, found[p], p, from_cache=p not in missing) for c, p in zip(configs, paths, strict=True)]
