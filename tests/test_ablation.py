@@ -58,12 +58,12 @@ def test_normal_network_is_unchanged_by_every_ablation():
     assert np.all(res.removed_masses < 1e-12)
 
 
-def test_alpha_scan_and_subsets():
+def test_profiles_over_alpha_and_subsets():
     w, _ = _upper_triangular_net()
-    out = ablation.alpha_scan(w, lambda ww: 0.0, alphas=(0.6, 0.9), subsets=[(), ("CC",)])
+    out = ablation.profiles_over_alpha(w, lambda ww: 0.0, alphas=(0.6, 0.9), subsets=[(), ("CC",)])
     assert [r.alpha for r in out] == [0.6, 0.9] and [r.n_R for r in out] == [2, 2]
     assert len(out[0].records) == 2
-    out = ablation.alpha_scan(w, lambda ww: 0.0, alphas=(0.4,))
+    out = ablation.profiles_over_alpha(w, lambda ww: 0.0, alphas=(0.4,))
     assert out[0].n_R == 3
 
 

@@ -45,7 +45,7 @@ def test_inside_and_outside_direct_action_energies_add_up(study):
         H = rnn.rollout(w, batch[0])[1].numpy().reshape(-1, 16)
     form = schur.ordered_real_schur(w["W_hh"].numpy())
     for r in recs:
-        dW, _ = confound.sub.removed_coupling(form, 0.5, confound.sub.block_set(r.ablation))
+        dW, _ = confound.sub.removed_coupling(schur.split(form, 0.5), confound.sub.block_set(r.ablation))
         total = float(np.sum((H @ dW.T) ** 2))
         assert r.energy_in + r.energy_out == pytest.approx(total, rel=1e-10)
         assert r.energy_total == pytest.approx(total, rel=1e-12)

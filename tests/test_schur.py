@@ -26,7 +26,9 @@ from lib.paper_a.schur import (
     ablate,
     all_subsets,
     coupling_mass,
+    diagonal_blocks,
     label,
+    ordered_form,
     ordered_real_schur,
     split,
 )
@@ -232,13 +234,13 @@ def test_zero_matrix():
 
 def test_failed_swap_raises(monkeypatch):
     """dtrexc's info = 1 (blocks too close to swap) must raise, never return a partially ordered form."""
-    real = S.lapack.dtrexc
+    real = ordered_form.lapack.dtrexc
 
     def failing(a, q, ifst, ilst, **kw):
         a, q, _ = real(a, q, ifst, ilst, **kw)
         return a, q, 1
 
-    monkeypatch.setattr(S.lapack, "dtrexc", failing)
+    monkeypatch.setattr(ordered_form.lapack, "dtrexc", failing)
     with pytest.raises(SchurOrderingError, match="info=1"):
         ordered_real_schur(make_matrix("gauss", 10, 0))
 
@@ -251,7 +253,7 @@ def test_rescan_after_structure_change(monkeypatch):
     """
     W = make_matrix("gauss", 30, 11)
     fast = ordered_real_schur(W)
-    monkeypatch.setattr(S, "_sizes_in", lambda T, lo, hi: None)
+    monkeypatch.setattr(ordered_form, "_sizes_in", lambda T, lo, hi: None)
     slow = ordered_real_schur(W)
     assert slow.blocks == fast.blocks
     assert np.array_equal(slow.T, fast.T) and np.array_equal(slow.Q, fast.Q)
@@ -259,7 +261,8 @@ def test_rescan_after_structure_change(monkeypatch):
 
 def test_broken_ordering_is_caught(monkeypatch):
     """If the loop produced a mis-ordered form, the post-condition raises (the check can fail)."""
-    monkeypatch.setattr(S.lapack, "dtrexc", lambda a, q, ifst, ilst, **kw: (a, q, 0))  # a swap that does nothing
+    do_nothing = lambda a, q, ifst, ilst, **kw: (a, q, 0)  # noqa: E731 (a swap that does nothing)
+    monkeypatch.setattr(ordered_form.lapack, "dtrexc", do_nothing)
     with pytest.raises(SchurOrderingError, match="non-increasing"):
         ordered_real_schur(make_matrix("gauss", 10, 0))
 
@@ -398,7 +401,7 @@ def test_slicing_an_unordered_form_is_wrong():
     form = ordered_real_schur(W)
     sp = split(form, 0.9)
     T_u, Q_u = sl.schur(W, output="real")
-    starts, sizes = S._scan(T_u, 0)
+    starts, sizes = diagonal_blocks._scan(T_u, 0)
     bid = S.block_coordinates(zip(starts.tolist(), sizes.tolist(), strict=True), 40)
     N_u = np.where(bid[:, None] < bid[None, :], T_u, 0.0)
     n_R = sp.n_R
@@ -587,7 +590,7 @@ def test_exact_power_of_two_scale_is_bitwise():
 
 def test_ordinary_matrices_are_not_rescaled(monkeypatch):
     """The scaled route is for extreme matrices only: ordinary ones take the exact same path as before."""
-    monkeypatch.setattr(S, "_scaled_back", lambda *a: pytest.fail("an ordinary matrix was rescaled"))
+    monkeypatch.setattr(ordered_form, "_scaled_back", lambda *a: pytest.fail("an ordinary matrix was rescaled"))
     for c in (1.0, 1e-50, 1e50):
         ordered_real_schur(_example() * c)
 

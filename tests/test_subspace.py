@@ -60,7 +60,7 @@ def test_inside_and_outside_parts_sum_back_to_the_coupling_and_their_actions_are
     rng = np.random.default_rng(3)
     W = rng.standard_normal((10, 10)) / 3
     form = schur.ordered_real_schur(W)
-    dW, T_S = sub.removed_coupling(form, 0.5, ("CR", "CC"))
+    dW, T_S = sub.removed_coupling(schur.split(form, 0.5), ("CR", "CC"))
     np.testing.assert_allclose(W - dW, schur.ablate(form, ("CR", "CC"), 0.5).W, atol=1e-13)
     np.testing.assert_allclose(form.Q.T @ dW @ form.Q, T_S, atol=1e-13)
     U = sub.orthonormal_basis(rng.standard_normal((10, 4)))
@@ -75,9 +75,9 @@ def test_inside_and_outside_parts_sum_back_to_the_coupling_and_their_actions_are
 def test_unknown_block_and_empty_ablation_are_refused():
     form = schur.ordered_real_schur(np.eye(4) + np.triu(np.ones((4, 4)), 1))
     with pytest.raises(ValueError, match="allowed elements are"):
-        sub.removed_coupling(form, 0.9, ("XY",))
+        sub.removed_coupling(schur.split(form, 0.9), ("XY",))
     with pytest.raises(ValueError, match="removes nothing"):
-        sub.removed_coupling(form, 0.9, ())
+        sub.removed_coupling(schur.split(form, 0.9), ())
     with pytest.raises(ValueError, match="block='R'"):
         sub.block_set("R")
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.paper_a import rnn, schur, train
+from lib.paper_a import book_plumbing, rnn, schur, train
 from lib.paper_a import task_analysis as ta
 
 
@@ -143,11 +143,11 @@ def test_spec_table_names_choices():
 def test_execute_task_chapter_rejects_bad_names_before_running(tmp_path):
     out = tmp_path / "x.ipynb"
     with pytest.raises(ValueError, match=r"task='integrater' is not allowed; choose one of \[.*'integrator'"):
-        ta.execute_task_chapter(out, task="integrater")
+        book_plumbing.execute_task_chapter(out, task="integrater")
     with pytest.raises(ValueError, match=r"parameters contains \['seed'\]; allowed elements are"):
-        ta.execute_task_chapter(out, task="sine", seed=3)
+        book_plumbing.execute_task_chapter(out, task="sine", seed=3)
     with pytest.raises(ValueError, match="noise_level"):
-        ta.execute_task_chapter(out, task="integrator", task_params={"noise_level": 0.1})
+        book_plumbing.execute_task_chapter(out, task="integrator", task_params={"noise_level": 0.1})
     assert not out.exists()
 
 
@@ -165,7 +165,7 @@ def test_glued_values_reads_plain_values(tmp_path):
     nb.cells.append(cell)
     path = tmp_path / "n.ipynb"
     nbformat.write(nb, path)
-    assert ta.glued_values(path) == {"a": 0.5, "b": "sine"}
+    assert book_plumbing.glued_values(path) == {"a": 0.5, "b": "sine"}
 
 
 @pytest.mark.parametrize(

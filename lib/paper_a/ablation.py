@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib.core import params
 from lib.core.tables import Table
 from lib.paper_a import schur
 
@@ -55,7 +54,7 @@ class AblationResult:
 
     def score(self, subset: Iterable[str] = ()) -> float:
         """The score of one subset (``()`` is the full model); KeyError naming what was computed otherwise."""
-        key = schur._canonical(subset, "subset")
+        key = schur.canonical(subset, "subset")
         for r in self.records:
             if r["subset"] == key:
                 return r["score"]
@@ -63,7 +62,7 @@ class AblationResult:
 
     def removed_mass(self, subset: Iterable[str]) -> float:
         """The relative removed mass of one subset."""
-        key = schur._canonical(subset, "subset")
+        key = schur.canonical(subset, "subset")
         return next(r["removed_mass"] for r in self.records if r["subset"] == key)
 
     def preserved(self, tol: float = 0.01) -> dict[str, bool]:
@@ -108,40 +107,50 @@ class AblationResult:
 def ablation_profile(
     weights: dict[str, Any],
     score_fn: ScoreFn,
-    alpha: float = 0.9,
+    alpha: float = schur.PAPER_ALPHA,
     subsets: Sequence[Iterable[str]] | None = None,
     form: schur.SchurForm | None = None,
+    *,
+    sectors: schur.SchurSplit | None = None,
 ) -> AblationResult:
-    """Score ``weights`` with W_hh replaced by W̃(S) for each subset S (default: all 8), float64, W_xh/W_hy fixed."""
-    alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
+    """Score ``weights`` with W_hh replaced by W̃(S) for each subset S (default: all 8), float64, W_xh/W_hy fixed.
+
+    ``sectors``, a precomputed split of W_hh (then ``alpha`` and ``form`` are not used), or ``form``, its ordered
+    Schur form, avoid recomputing them; α is validated by :func:`lib.paper_a.schur.split`.
+    """
     base = {k: torch.as_tensor(np.asarray(_np(weights[k])), dtype=torch.float64) for k in ("W_xh", "W_hh", "W_hy")}
-    form = schur.ordered_real_schur(base["W_hh"].numpy()) if form is None else form
-    sp = schur.split(form, alpha)
-    subsets = schur.all_subsets() if subsets is None else [schur._canonical(s, "subset") for s in subsets]
+    if sectors is None:
+        form = schur.ordered_real_schur(base["W_hh"].numpy()) if form is None else form
+        sectors = schur.split(form, alpha)
+    form = sectors.form
+    subsets = schur.all_subsets() if subsets is None else [schur.canonical(s, "subset") for s in subsets]
     records = []
     for s in subsets:
-        ab = schur.ablate(form, s, alpha)
+        ab = schur.ablate(sectors, s)
         W = base["W_hh"] if not ab.remove else torch.as_tensor(np.array(ab.W), dtype=torch.float64)
         score = float(score_fn({**base, "W_hh": W}))
         records.append({"subset": ab.remove, "label": ab.label, "removed_mass": float(ab.removed_mass), "score": score})
     return AblationResult(
-        alpha=alpha,
+        alpha=sectors.alpha,
         records=tuple(records),
-        n_R=sp.n_R,
+        n_R=sectors.n_R,
         rho=form.rho,
-        min_gap=sp.min_gap,
+        min_gap=sectors.min_gap,
         coupling_mass=schur.coupling_mass(form),
-        block_masses={k: float(v) for k, v in sp.masses().items()},
+        block_masses={k: float(v) for k, v in sectors.masses().items()},
     )
 
 
-def alpha_scan(
+def profiles_over_alpha(
     weights: dict[str, Any],
     score_fn: ScoreFn,
     alphas: Sequence[float] = (0.85, 0.9, 0.95),
     subsets: Sequence[Iterable[str]] | None = None,
 ) -> list[AblationResult]:
-    """:func:`ablation_profile` at each α, sharing one Schur form (the decomposition does not depend on α)."""
+    """:func:`ablation_profile` at each α, sharing one Schur form (the decomposition does not depend on α).
+
+    (The per-task α-scan of every solution is :func:`lib.paper_a.task_analysis.alpha_scan`.)
+    """
     W_hh = np.asarray(_np(weights["W_hh"]), dtype=np.float64)
     form = schur.ordered_real_schur(W_hh)
     return [ablation_profile(weights, score_fn, a, subsets, form=form) for a in alphas]

@@ -95,9 +95,11 @@ def scale_grid(values: Sequence[float]) -> np.ndarray:
 
 
 def stability(W, alpha: float, scales: Sequence[float], draws: int, rng: np.random.Generator) -> Stability:
-    """R-subspace and eigenvector movement of W (n, n) under ``draws`` isotropic δW per relative scale."""
+    """R-subspace and eigenvector movement of W (n, n) under ``draws`` isotropic δW per relative scale.
+
+    α is validated by :func:`lib.paper_a.schur.split` (through :func:`r_basis`, before any draw).
+    """
     W = np.asarray(W, dtype=np.float64)
-    alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
     scales = scale_grid(scales)
     draws = params.integer("draws", draws, min=1)
     if not isinstance(rng, np.random.Generator):
@@ -118,7 +120,6 @@ def stability(W, alpha: float, scales: Sequence[float], draws: int, rng: np.rand
 
 def spectrum_similarity(forms: Sequence[schur.SchurForm], alpha: float) -> dict[str, float]:
     """Across solutions: the n_R range, and the mean over pairs of max |Δ(|λ|/ρ)| between modulus spectra."""
-    alpha = params.real("alpha", alpha, min=0.0, max=1.0, min_open=True)
     if len(forms) < 2:
         raise ValueError(f"forms has {len(forms)} solution(s); comparing spectra needs at least 2")
     spectra = [np.repeat(f.moduli / f.rho, [size for _, size in f.blocks]) for f in forms]

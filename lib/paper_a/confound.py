@@ -99,6 +99,7 @@ def study_solution(
     W = np.asarray(weights["W_hh"], dtype=np.float64)
     n = W.shape[0]
     form = schur.ordered_real_schur(W)
+    sectors = schur.split(form, alpha)
     ev = tuple(None if b is None else b[:n_eval] for b in batch)
     H = sub.rollout_many(weights, W[None], ev[0])[0].numpy()  # (B, T, N)
     comps, cum = sub.pca(H)
@@ -113,7 +114,7 @@ def study_solution(
 
     records, stack = [], [W]
     for name in sub.BLOCK_SETS:
-        dW, T_S = sub.removed_coupling(form, alpha, sub.block_set(name))
+        dW, T_S = sub.removed_coupling(sectors, sub.block_set(name))
         mass = float(np.linalg.norm(T_S) / np.linalg.norm(form.T))
         inside, outside = sub.inside_outside(dW, U)
         rng = draw_seed(draw_base_seed, task, seed, name)

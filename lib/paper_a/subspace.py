@@ -143,12 +143,15 @@ def energy_fraction(vectors_mn, basis_nr) -> float:
 # ------------------------------------------------------------------------------------------------- the coupling
 
 
-def removed_coupling(form: schur.SchurForm, alpha: float, blocks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(ΔW, T_S), both (N, N): the coupling an ablation of ``blocks`` removes, ΔW = Q T_S Qᵀ = W − W̃(S)."""
+def removed_coupling(sectors: schur.SchurSplit, blocks: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(ΔW, T_S), both (N, N): the coupling an ablation of ``blocks`` removes, ΔW = Q T_S Qᵀ = W − W̃(S).
+
+    ``sectors``: the split of W's ordered Schur form (:func:`lib.paper_a.schur.split`).
+    """
     blocks = schur.canonical(blocks, "blocks")
     if not blocks:
         raise ValueError("blocks=() removes nothing; name at least one of ('RR', 'CR', 'CC')")
-    sp = schur.split(form, alpha)
+    sp, form = sectors, sectors.form
     mask = np.zeros((form.n, form.n), dtype=bool)
     for b in blocks:
         mask |= sp.masks[b]
