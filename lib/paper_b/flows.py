@@ -88,10 +88,10 @@ class FlowRecord:
             out["defect_pred"] = float(self.diagnostics["defect_pred"][-1])
         if "exact_dist" in self.diagnostics:
             out["exact_dist"] = float(self.diagnostics["exact_dist"][-1])
-        for name in ("rank", "rel_residual", "coef_norm"):
+        for name, kind in (("rank", int), ("rel_residual", float), ("coef_norm", float)):
             if name in self.direction_info:
-                out[f"{name}_start"] = self.direction_info[name][0]
-                out[f"{name}_end"] = self.direction_info[name][-1]
+                out[f"{name}_start"] = kind(self.direction_info[name][0])
+                out[f"{name}_end"] = kind(self.direction_info[name][-1])
         return out
 
     def table_row(self) -> tuple:
