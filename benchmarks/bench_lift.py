@@ -24,8 +24,8 @@ import time
 
 import torch
 
-from lib.core.paths import build_dir
 from lib.core.cache import atomic_write_bytes
+from lib.core.paths import build_dir
 from lib.paper_b import annulus, symmetry
 
 

@@ -11,6 +11,8 @@ import torch
 from lib.paper_b import annulus as A
 from lib.paper_b import sensitivity as sens
 from lib.paper_b import symmetry as sym
+from lib.paper_b.annulus.mlp import _gelu_cdf
+from lib.paper_b.problem import LiftingProblem
 
 SMALL = A.AnnulusConfig(hidden=8, epochs=5)
 
@@ -108,7 +110,7 @@ def test_blocked_forward_and_gelu():
         ref = A.theta_to_module(theta)(x)[:, 0]
     torch.testing.assert_close(net.forward(x), ref, rtol=1e-14, atol=1e-15)
     z = torch.linspace(-9, 9, 2001, dtype=torch.float64)
-    torch.testing.assert_close(A._gelu_cdf(z) * z, torch.nn.functional.gelu(z), rtol=5e-16, atol=1e-15)
+    torch.testing.assert_close(_gelu_cdf(z) * z, torch.nn.functional.gelu(z), rtol=5e-16, atol=1e-15)
 
 
 def test_fast_lift_matches_dense_svd_lift():
@@ -124,14 +126,17 @@ def test_fast_lift_matches_dense_svd_lift():
 def test_short_flows_follow_predictions():
     pb = _small_problem()
     theta = _theta(4)
-    rec = pb.run_flow(theta, "b", "resolved", steps=4, dt=0.005, progress=False)
+    rec = A.flow(pb, theta, "b", "resolved", steps=4, dt=0.005, progress=False)
     assert rec.diagnostics["defect"].shape == (5,)
     d0, d1 = rec.start_end("defect")
     assert d1 == pytest.approx(d0 * math.exp(-0.02), rel=2e-3)
-    rec = pb.run_flow(theta, "c", "fixed", steps=4, dt=0.005, record_every=2, progress=False)
+    rec = A.flow(pb, theta, "c", "fixed", steps=4, dt=0.005, record_every=2, progress=False)
     assert rec.record_stops.tolist() == [0, 2, 4]
     assert rec.diagnostics["profile"].shape == (3, 360)
     assert np.isfinite(rec.diagnostics["inv_err_wedge"][[0, -1]]).all()
+    # fixed: the step is z₀ throughout, so its realisation error is z₀'s
+    assert np.array_equal(rec.diagnostics["real_err"], rec.diagnostics["real_err_z0"])
+    assert isinstance(pb, LiftingProblem)
 
 
 def test_trained_models_cache(tmp_path, monkeypatch):
@@ -142,9 +147,12 @@ def test_trained_models_cache(tmp_path, monkeypatch):
     assert second["from_cache"]
     assert torch.equal(first["full"]["theta"], second["full"]["theta"])
     assert torch.equal(first["theta_init"], _init_theta())
-    (next(tmp_path.glob("annulus_*.pt"))).write_bytes(b"garbage")
-    third = A.trained_models(SMALL)  # a corrupt cache file is recomputed
+    (entry,) = tmp_path.glob("annulus_mlp-*.pt")
+    entry.write_bytes(b"garbage")
+    with pytest.warns(UserWarning, match="corrupt"):
+        third = A.trained_models(SMALL)  # a corrupt cache file is reported, moved aside and recomputed
     assert not third["from_cache"] and torch.equal(third["wedge"]["theta"], first["wedge"]["theta"])
+    assert len(list(tmp_path.glob("annulus_mlp-*.pt.corrupt-*"))) == 1
 
 
 def _init_theta():

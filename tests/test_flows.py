@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from lib.paper_b.flows import euler_flow
-from lib.paper_b.sensitivity import lift
+from lib.paper_b.lifting import lift
 
 pytestmark = pytest.mark.usefixtures("float64_default")
 

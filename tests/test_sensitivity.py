@@ -1,4 +1,5 @@
-"""Jacobians against finite differences, sensitivities, and the truncated gauged lift (notes §6.3)."""
+"""Jacobians against finite differences, sensitivities, the truncated gauged lift (notes §6.3), and the one-CPU linear
+algebra routes (``lib.kernels.cpu_linalg``) against their torch references."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import math
 import pytest
 import torch
 
+from lib.kernels import cpu_linalg
+from lib.paper_b import lifting
 from lib.paper_b import sensitivity as sens
 
 pytestmark = pytest.mark.usefixtures("float64_default")
@@ -91,11 +94,11 @@ def test_known_answer_exact_lift(shape):
     J = _lowrank(*shape, rank=10)
     c_true = torch.randn(shape[1], generator=torch.Generator().manual_seed(5))
     # make the target exactly reachable within the retained subspace
-    res0 = sens.lift(J, J @ c_true, method="svd")
+    res0 = lifting.lift(J, J @ c_true, method="svd")
     eta = res0.projection
-    for gauge in sens.GAUGES:
+    for gauge in lifting.GAUGES:
         for method in ("svd", "gram"):
-            r = sens.lift(J, eta, gauge=gauge, method=method)
+            r = lifting.lift(J, eta, gauge=gauge, method=method)
             assert r.rank == 10
             assert r.rel_residual < 1e-10
             assert r.principal_angle_deg < 1e-6
@@ -107,14 +110,14 @@ def test_gauge_changes_only_the_split(shape):
     g = torch.Generator().manual_seed(2)
     J = _lowrank(*shape, rank=15) * torch.logspace(0, -3, shape[1])  # columns of very different scale
     eta = torch.randn(shape[0], generator=g)
-    a = sens.lift(J, eta, gauge="sensitivity", method="svd")
-    b = sens.lift(J, eta, gauge="minnorm", method="svd")
+    a = lifting.lift(J, eta, gauge="sensitivity", method="svd")
+    b = lifting.lift(J, eta, gauge="minnorm", method="svd")
     assert a.rank == b.rank
     assert torch.allclose(a.projection, b.projection, atol=1e-12)
     assert a.residual == pytest.approx(b.residual, rel=1e-10)
     assert not torch.allclose(a.coef, b.coef)
     # both solve the truncated system: V_rᵀ c = Σ_r⁻¹ U_rᵀ η
-    svd = sens.truncated_svd(J, method="svd")
+    svd = lifting.truncated_svd(J, method="svd")
     alpha = (svd.U.T @ eta) / svd.S
     assert torch.allclose(svd.V.T @ a.coef, alpha, atol=1e-8 * alpha.norm())
     assert torch.allclose(svd.V.T @ b.coef, alpha, atol=1e-8 * alpha.norm())
@@ -127,7 +130,7 @@ def test_gauge_changes_only_the_split(shape):
 def test_minnorm_is_truncated_pseudoinverse_and_eq19():
     J = _lowrank(25, 60, rank=8, tail=1e-5)
     eta = torch.randn(25, generator=torch.Generator().manual_seed(3))
-    r = sens.lift(J, eta, gauge="minnorm", method="svd", tau=1e-3)
+    r = lifting.lift(J, eta, gauge="minnorm", method="svd", tau=1e-3)
     U, S, Vh = torch.linalg.svd(J, full_matrices=False)
     k = int((S >= 1e-3 * S[0]).sum())
     c_ref = Vh[:k].T @ ((U[:, :k].T @ eta) / S[:k])
@@ -139,7 +142,7 @@ def test_minnorm_is_truncated_pseudoinverse_and_eq19():
 def test_full_rank_gauge_equals_scaled_pseudoinverse():
     J = torch.randn(10, 30, generator=torch.Generator().manual_seed(4)) * torch.logspace(0, -2, 30)
     eta = torch.randn(10, generator=torch.Generator().manual_seed(6))
-    r = sens.lift(J, eta, tau=1e-8, method="svd")
+    r = lifting.lift(J, eta, tau=1e-8, method="svd")
     d = J.norm(dim=0)
     c_ref = torch.linalg.pinv(J / d) @ eta / d
     assert r.rank == 10
@@ -150,27 +153,27 @@ def test_gram_matches_svd_wide_and_tall():
     for shape in [(50, 300), (300, 50)]:
         J = _lowrank(*shape, rank=20, tail=1e-4)
         eta = torch.randn(shape[0], generator=torch.Generator().manual_seed(8))
-        a = sens.lift(J, eta, method="svd")
-        b = sens.lift(J, eta, method="gram")
+        a = lifting.lift(J, eta, method="svd")
+        b = lifting.lift(J, eta, method="gram")
         assert a.rank == b.rank
         assert torch.allclose(a.coef, b.coef, atol=1e-9 * a.coef.norm())
         assert a.residual == pytest.approx(b.residual, rel=1e-9)
-    assert sens.lift(J, eta, tau=1e-3).method == "gram"
-    assert sens.lift(J, eta, tau=1e-8).method == "svd"
+    assert lifting.lift(J, eta, tau=1e-3).method == "gram"
+    assert lifting.lift(J, eta, tau=1e-8).method == "svd"
 
 
 def test_dead_columns_get_zero_attribution():
     J = torch.randn(10, 20, generator=torch.Generator().manual_seed(9))
     J[:, 3] = 0.0
     J[:, 7] *= 1e-12
-    r = sens.lift(J, torch.randn(10, generator=torch.Generator().manual_seed(1)))
+    r = lifting.lift(J, torch.randn(10, generator=torch.Generator().manual_seed(1)))
     assert r.n_dead == 2
     assert r.coef[3] == 0 and r.coef[7] == 0
 
 
 def test_zero_target():
     J = torch.randn(6, 9)
-    r = sens.lift(J, torch.zeros(6))
+    r = lifting.lift(J, torch.zeros(6))
     assert torch.equal(r.coef, torch.zeros(9)) and r.rel_residual == 0.0
 
 
@@ -185,23 +188,23 @@ def test_zero_target():
 )
 def test_lift_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        sens.lift(torch.randn(4, 6), torch.randn(4), **kwargs)
+        lifting.lift(torch.randn(4, 6), torch.randn(4), **kwargs)
 
 
 def test_lift_shape_and_finiteness_errors():
     with pytest.raises(ValueError, match="one per row"):
-        sens.lift(torch.randn(4, 6), torch.randn(5))
+        lifting.lift(torch.randn(4, 6), torch.randn(5))
     with pytest.raises(ValueError, match="non-finite"):
-        sens.lift(torch.full((4, 6), float("nan")), torch.randn(4))
+        lifting.lift(torch.full((4, 6), float("nan")), torch.randn(4))
     with pytest.raises(ValueError, match="non-finite"):
-        sens.lift(torch.randn(4, 6), torch.tensor([1.0, float("inf"), 0, 0]))
+        lifting.lift(torch.randn(4, 6), torch.tensor([1.0, float("inf"), 0, 0]))
     with pytest.raises(ValueError, match="2-D"):
-        sens.lift(torch.randn(4), torch.randn(4))
+        lifting.lift(torch.randn(4), torch.randn(4))
 
 
 def test_column_norms_blocked_sum():
     J = torch.randn(1300, 37, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
-    assert torch.allclose(sens.column_norms(J, rows=128), torch.linalg.vector_norm(J, dim=0), rtol=1e-14, atol=0)
+    assert torch.allclose(cpu_linalg.column_norms(J, rows=128), torch.linalg.vector_norm(J, dim=0), rtol=1e-14, atol=0)
 
 
 @pytest.mark.parametrize("spread", [1.0, 1e-6])
@@ -212,25 +215,25 @@ def test_gauge_cholesky_and_qr_routes_agree(monkeypatch, spread):
     At = torch.randn(300, 20, generator=g) * torch.logspace(0, math.log10(spread), 20)
     alpha = torch.randn(20, generator=g)
     w = torch.linalg.eigvalsh(At.T @ At)
-    assert (w[-1] / w[0] > sens.CHOLESKY_MAX_COND) == (spread < 1)
+    assert (w[-1] / w[0] > lifting.CHOLESKY_MAX_COND) == (spread < 1)
     routes = []
-    monkeypatch.setattr(sens.torch, "geqrf", lambda *a, _f=torch.geqrf: routes.append("qr") or _f(*a))
-    ours = sens._min_norm_solution(At, alpha)
+    monkeypatch.setattr(lifting.torch, "geqrf", lambda *a, _f=torch.geqrf: routes.append("qr") or _f(*a))
+    ours = lifting._min_norm_solution(At, alpha)
     assert routes == ([] if spread == 1 else ["qr"])
     reference = torch.linalg.pinv(At.T) @ alpha  # minimum-norm solution of A c̃ = α
     assert torch.allclose(ours, reference, atol=1e-9 * reference.norm())
-    monkeypatch.setattr(sens, "CHOLESKY_MAX_COND", 0.0)  # force QR
-    assert torch.allclose(sens._min_norm_solution(At, alpha), ours, atol=1e-9 * reference.norm())
+    monkeypatch.setattr(lifting, "CHOLESKY_MAX_COND", 0.0)  # force QR
+    assert torch.allclose(lifting._min_norm_solution(At, alpha), ours, atol=1e-9 * reference.norm())
     At[:, 1] = At[:, 0]  # rank-deficient: no route may return a solution
     with pytest.raises(ValueError, match="rank-deficient"):
-        sens._min_norm_solution(At, alpha)
+        lifting._min_norm_solution(At, alpha)
 
 
 @pytest.mark.parametrize("shape", [(40, 300), (300, 40), (30, 30)])
 def test_thin_svd_either_orientation(shape):
     """The exact route decomposes a wide J through its transpose; the factors are still J's."""
     J = torch.randn(*shape, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
-    U, S, V = sens._thin_svd(J)
+    U, S, V = cpu_linalg.thin_svd(J)
     k = min(shape)
     assert U.shape == (shape[0], k) and S.shape == (k,) and V.shape == (shape[1], k)
     torch.testing.assert_close(U @ torch.diag(S) @ V.T, J, rtol=0, atol=1e-12)
@@ -241,6 +244,21 @@ def test_thin_svd_either_orientation(shape):
 
 def test_retained_rank_is_the_cutoff_rule():
     S = torch.tensor([4.0, 1.0, 4e-3, 3.9e-3, 0.0], dtype=torch.float64)
-    assert sens.retained_rank(S, 1e-3) == 3  # σ ≥ τσ₁ = 4e-3, the boundary kept
-    assert sens.retained_rank(torch.zeros(3, dtype=torch.float64), 1e-3) == 0
-    assert sens.retained_rank(torch.zeros(0, dtype=torch.float64), 1e-3) == 0
+    assert lifting.retained_rank(S, 1e-3) == 3  # σ ≥ τσ₁ = 4e-3, the boundary kept
+    assert lifting.retained_rank(torch.zeros(3, dtype=torch.float64), 1e-3) == 0
+    assert lifting.retained_rank(torch.zeros(0, dtype=torch.float64), 1e-3) == 0
+
+
+def test_numpy_routes_match_their_torch_references():
+    g = torch.Generator().manual_seed(9)
+    A = torch.randn(300, 11, generator=g, dtype=torch.float64)
+    G = A.T @ A
+    w, Q = cpu_linalg.symmetric_eigh(G)
+    w_ref = torch.linalg.eigvalsh(G)
+    assert torch.allclose(w, w_ref, rtol=1e-12, atol=0)
+    assert torch.allclose(Q @ torch.diag(w) @ Q.T, G, atol=1e-10)
+    assert torch.allclose(cpu_linalg.tn_gram(A), A.T @ A, rtol=1e-13, atol=1e-12)
+    pairs = [(torch.randn(20, k, generator=g, dtype=torch.float64), torch.randn(20, k + 1, generator=g,
+              dtype=torch.float64)) for k in (3, 5)]  # fmt: skip
+    reference = sum((d @ d.T) * (a @ a.T + 1) for d, a in pairs)
+    assert torch.allclose(cpu_linalg.row_gram_numpy(pairs), reference, rtol=1e-13, atol=1e-12)

@@ -125,13 +125,20 @@ def quadrature_orbits(q: Tensor, m: int = 64) -> tuple[int, Tensor, Tensor, Tens
     return None
 
 
-def spread_over_orbits(values_reps: Tensor, orbits: tuple[int, Tensor, Tensor, Tensor]) -> Tensor:
-    """Vectors (..., K, 2) given at the orbit representatives, rotated onto every point: (..., N, 2).
+def spread_over_orbits(
+    values_reps: Tensor, orbits: tuple[int, Tensor, Tensor, Tensor], *, vector: bool = True
+) -> Tensor:
+    """Π-averaged values given at the orbit representatives, carried onto every point of the probe set.
 
-    For a C_n-equivariant field G (such as Π F with n | m): G(x_i) = R_{2πs_i/n} G(x_rep). So Π F on a C_n-invariant
-    grid needs F only at the representatives' m rotations (``lib.paper_b.hamiltonian.reynolds_field``).
+    The one Reynolds average by orbits of both paper-B systems: average at the representatives (``reynolds_scalar`` or
+    ``reynolds_vector`` on ``x[orbits[1]]``), then spread. An invariant scalar Π f (``vector=False``; values (..., K))
+    is equal on a whole orbit: (..., N). An equivariant field G = Π F (``vector=True``; values (..., K, 2)) with n | m
+    satisfies G(x_i) = R_{2πs_i/n} G(x_rep): (..., N, 2). So Π on a C_n-invariant grid needs f only at the
+    representatives' m rotations (the annulus's quarter-turn orbits, ``lib.paper_b.mexican_hat.probes``' polar grid).
     """
     n, _, orbit, turns = orbits
+    if not vector:
+        return values_reps[..., orbit]
     R = rotation(turns.to(values_reps.dtype) * (2 * math.pi / n), dtype=values_reps.dtype)  # (N, 2, 2)
     return torch.einsum("nij,...nj->...ni", R, values_reps[..., orbit, :])
 

@@ -87,7 +87,7 @@ def lift_gauges(col_norms: np.ndarray, coefs: Mapping[str, np.ndarray]):
     return fig
 
 
-def angular_profiles(
+def potential_profiles(
     angles: np.ndarray,
     profiles: Mapping[str, np.ndarray],
     alphas: Sequence[float],

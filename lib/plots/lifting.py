@@ -87,13 +87,14 @@ def defect_curves(
     return fig
 
 
-def angular_profiles(
+def deviation_profiles(
     angles_deg: np.ndarray,
     panels: Mapping[str, Mapping[float, tuple[np.ndarray, np.ndarray]]],
     *,
     t_max: float = 1.0,
 ):
-    """Angular deviation profiles d_t(φ): per panel, {t: (realised, predicted)}; solid realised, dotted predicted."""
+    """Angular deviation profiles d_t(φ) of the annulus logit at r = 1, per panel {t: (realised, predicted)}; solid
+    realised, dotted predicted."""
     keys = list(panels)
     n_cols = 2
     n_rows = int(np.ceil(len(keys) / n_cols))

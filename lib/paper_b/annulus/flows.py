@@ -1,0 +1,150 @@
+"""The annulus flows of paper B §3.1 (notes §8.6–8.8): from each start, resolved and fixed flows along c* and b*,
+the (start, direction) pairs run in processes (``lib.core.parallel``); each flow by ``lib.paper_b.flows.run_flow``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from lib.core import params
+from lib.core.parallel import default_workers, map_in_processes
+from lib.paper_b.annulus.problem import AnnulusProblem
+from lib.paper_b.flows import FlowRecord, run_flow
+from lib.paper_b.problem import KINDS
+
+
+@dataclass
+class ConditionFlows:
+    """All flows from one starting point: records keyed (kind, mode, gauge), scored on ``datasets``."""
+
+    name: str
+    theta0: Tensor
+    datasets: tuple[str, ...]
+    records: dict[tuple[str, str, str], FlowRecord] = field(default_factory=dict)
+
+
+class FlowSet(dict):
+    """``{start name: ConditionFlows}`` from ``run_conditions``, with the number of processes that ran them."""
+
+    def __init__(self, flows: dict[str, ConditionFlows], *, workers: int):
+        super().__init__(flows)
+        self.workers = workers
+
+    def record(self, condition: str, kind: str, mode: str, gauge: str = "sensitivity") -> FlowRecord:
+        """The flow of a condition (``wedge_init``, ``full_trained``, …): the initial ones share the "init" start."""
+        return self[start_of(condition)].records[(kind, mode, gauge)]
+
+    @property
+    def n_resolves(self) -> int:
+        """Lifts solved by the resolved flows (one per stop)."""
+        return sum(r.steps + 1 for run in self.values() for key, r in run.records.items() if key[1] == "resolved")
+
+
+def start_of(condition: str) -> str:
+    """The start a condition's flows come from: "init" for both initial conditions, else the condition itself."""
+    return "init" if condition.endswith("_init") else condition
+
+
+def run_condition(
+    problem: AnnulusProblem,
+    name: str,
+    theta0: Tensor,
+    *,
+    datasets: tuple[str, ...],
+    **kwargs,
+) -> ConditionFlows:
+    """Resolved (gauged) and fixed (each gauge in ``fixed_gauges``) flows along c* and b* from θ0, in this process.
+
+    ``kwargs`` are those of :func:`run_conditions` (steps, dt, fixed_gauges, record_every, ...), without ``workers``.
+    """
+    return run_conditions(problem, {name: (theta0, tuple(datasets))}, workers=1, **kwargs)[name]
+
+
+def flow(
+    problem: AnnulusProblem,
+    theta0: Tensor,
+    kind: str,
+    mode: str,
+    *,
+    gauge: str = "sensitivity",
+    steps: int = 200,
+    dt: float = 0.005,
+    record_every: int = 1,
+    invariance_every: int = 40,
+    datasets: tuple[str, ...] | None = None,
+    snapshot_stops=(),
+    progress: bool = True,
+) -> FlowRecord:
+    """One Euler flow along c* or b* (``lib.paper_b.flows.run_flow``) with the §8.7 diagnostics: the runner's, the
+    realisation errors, and the annulus's own (``AnnulusProblem.observer``: angular deviation, BCE, accuracy, invariance
+    error per dataset, the last every ``invariance_every`` stops)."""
+    datasets = tuple(problem.datasets) if datasets is None else tuple(datasets)
+    observe = problem.observer(datasets, invariance_every=invariance_every, steps=steps)
+    return run_flow(
+        problem, theta0, kind, mode, steps=steps, dt=dt, gauge=gauge, record_every=record_every,
+        snapshot_stops=snapshot_stops, realisation=True, observe=observe, progress=progress,
+    )  # fmt: skip
+
+
+def _run_direction(name: str, problem: AnnulusProblem, theta0: Tensor, kind: str, threads: int, kw: dict) -> dict:
+    """Worker of ``run_conditions``: the resolved and fixed flows from the start ``name`` along one direction."""
+    torch.set_num_threads(threads)
+    kw = dict(kw)  # the job's own arguments stay as they were (this process runs jobs too)
+    fixed_gauges = kw.pop("fixed_gauges")
+    records = {(kind, "resolved", "sensitivity"): flow(problem, theta0, kind, "resolved", **kw)}
+    for gauge in fixed_gauges:
+        records[(kind, "fixed", gauge)] = flow(problem, theta0, kind, "fixed", gauge=gauge, **kw)
+    return records
+
+
+def run_conditions(
+    problem: AnnulusProblem,
+    starts: dict[str, tuple[Tensor, tuple[str, ...]]],
+    *,
+    workers: int | None = None,
+    steps: int = 200,
+    dt: float = 0.005,
+    fixed_gauges=("sensitivity", "minnorm"),
+    record_every: int = 1,
+    invariance_every: int = 40,
+    snapshot_stops=(),
+    progress: bool = True,
+) -> FlowSet:
+    """``run_condition`` for every start ``{name: (θ0, datasets)}``, the (start, direction) pairs run ``workers`` at
+    a time (``lib.core.parallel``: this process and ``workers − 1`` it starts; default: one per CPU; ``workers=1`` runs
+    them here, a bar per flow).
+
+    Each worker computes with as many threads as this process, so the records are those of ``run_condition``.
+    """
+    kw = dict(
+        steps=steps, dt=dt, fixed_gauges=tuple(fixed_gauges), record_every=record_every,
+        invariance_every=invariance_every, snapshot_stops=tuple(snapshot_stops),
+    )  # fmt: skip
+    workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
+    pairs = [(name, kind) for name in starts for kind in KINDS]
+    if workers > 1:  # most expensive first, so the workers end together: a re-solve costs about the retained rank,
+        # and b* pays for Π f at every step on top
+        rank = {name: problem.rank(theta0) for name, (theta0, _) in starts.items()}
+        pairs.sort(key=lambda pair: (-rank[pair[0]], pair[1] != "b"))
+    here = workers == 1 or len(pairs) == 1  # then a bar per flow; in processes one bar over the pairs
+    jobs = [
+        (name, problem, starts[name][0], kind, torch.get_num_threads(),
+         {**kw, "datasets": tuple(starts[name][1]), "progress": progress and here})
+        for name, kind in pairs
+    ]  # fmt: skip
+    records = map_in_processes(
+        _run_direction,
+        jobs,
+        workers=workers,
+        desc=f"flows of {len(pairs)} (start, direction) pairs",
+        progress=progress,
+        label=lambda args, _: f"{args[3]}* from {args[0]}",
+    )
+    by_pair = dict(zip(pairs, records, strict=True))
+    out = {name: ConditionFlows(name, theta0, tuple(datasets)) for name, (theta0, datasets) in starts.items()}
+    for name in starts:  # in run_condition's order
+        for kind in KINDS:
+            out[name].records.update(by_pair[(name, kind)])
+    return FlowSet(out, workers=min(workers, len(pairs)))

@@ -1,0 +1,284 @@
+"""The truncated, gauged least-squares lift of a function-space direction through a parameter Jacobian (paper B
+eqs. 2, 3, 19–24; notes §6.3).
+
+``lift`` implements the notes' §6.3 procedure exactly: a τ-truncated SVD of the *raw* J, then the
+sensitivity-normalised gauge applied inside the retained subspace,
+
+    J ≈ U_r Σ_r V_rᵀ (σ_k ≥ τ σ_1),  α = Σ_r⁻¹ U_rᵀ η,  A = V_rᵀ D⁻¹ (dead columns zeroed),
+    c̃ = Aᵀ (A Aᵀ)⁻¹ α,  c = D⁻¹ c̃,  projection P η = U_r U_rᵀ η,
+
+with D = diag(‖J_{:,i}‖₂). ``gauge="minnorm"`` gives the plain c = V_r Σ_r⁻¹ U_rᵀ η. Both satisfy V_rᵀ c = α, so the
+projection, the residual ‖(I − P)η‖ of the truncated system and the rank do not depend on the gauge; only the split
+of c across parameters does.
+
+The cutoff τ has one default, :data:`TAU` (the paper's 1e-3), and one check, :func:`check_tau`, applied where a
+problem stores it and where ``lift`` receives it. How the dense products are routed on one CPU (which BLAS, which
+orientation) is not the paper's maths: see ``lib.kernels.cpu_linalg``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from lib.kernels.cpu_linalg import column_norms, symmetric_eigh, thin_svd, tn_gram
+
+TAU = 1e-3  # the paper's relative singular-value cutoff (eq. 23): the one default of every τ in paper B
+GAUGES = ("sensitivity", "minnorm")
+METHODS = ("auto", "svd", "gram")
+GRAM_MIN_TAU = 1e-5  # "auto" uses the Gram route only for cutoffs at or above this
+CHOLESKY_MAX_COND = 1e6  # the gauge is solved by Cholesky of the r × r Gram AAᵀ up to this condition number, else QR
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the lift
+
+
+@dataclass
+class LiftResult:
+    """A least-squares lift c of a function-space direction η through J (paper eqs. 2, 3, 20, 23, 24).
+
+    ``residual`` = ‖J_τ c − η‖ = ‖(I − P)η‖ for the τ-truncated J (gauge-independent, eq. 19);
+    ``realised_residual`` = ‖J c − η‖ with the full J (differs from it by the discarded tail J_⊥ c, which is
+    zero for the min-norm gauge and at most τσ₁‖c‖ otherwise).
+    """
+
+    coef: Tensor  # (p,) parameter direction c
+    projection: Tensor  # (M,) P η = U_r U_rᵀ η
+    residual: float
+    rel_residual: float
+    realised_residual: float
+    principal_angle_deg: float  # angle between η and P η (nan when η = 0)
+    rank: int
+    singular_values: Tensor  # all singular values of J, descending (length min(M, p))
+    gauge: str
+    tau: float
+    method: str
+    n_dead: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """One line: rank, relative residual, principal angle, gauge."""
+        return (
+            f"rank {self.rank} (τ={self.tau:g}), ‖(I−P)η‖/‖η‖ = {self.rel_residual:.3e}, "
+            f"angle {self.principal_angle_deg:.3f}°, gauge {self.gauge}, ‖c‖ = {float(self.coef.norm()):.4g}"
+        )
+
+
+@dataclass
+class TruncatedSVD:
+    """The retained part of J's SVD: U_r (M, r), σ_r (r,), V_r (p, r), all singular values, column norms."""
+
+    U: Tensor
+    S: Tensor
+    V: Tensor
+    singular_values: Tensor
+    col_norms: Tensor
+    method: str
+
+
+class DenseJacobian:
+    """A dense Jacobian (M, p) behind the small operator interface ``lift`` uses (structured Jacobians, such as
+    ``lib.paper_b.annulus.MLPJacobian``, provide the same methods without forming J)."""
+
+    def __init__(self, J: Tensor):
+        self.J = J
+        self.shape = tuple(J.shape)
+
+    def col_norms(self) -> Tensor:
+        """‖J_{:,i}‖₂, shape (p,)."""
+        return column_norms(self.J)
+
+    def gram(self) -> Tensor:
+        """The smaller Gram matrix: J Jᵀ (M ≤ p) or Jᵀ J."""
+        return self.J @ self.J.T if self.shape[0] <= self.shape[1] else self.J.T @ self.J
+
+    def matmul(self, C: Tensor) -> Tensor:
+        """J C for C (p,) or (p, k)."""
+        return self.J @ C
+
+    def rmatmul(self, W: Tensor) -> Tensor:
+        """Jᵀ W for W (M,) or (M, k)."""
+        return self.J.T @ W
+
+    def dense(self) -> Tensor:
+        """J itself."""
+        return self.J
+
+
+def _check_matrix(J):
+    if isinstance(J, Tensor):
+        if J.ndim != 2:
+            raise ValueError(f"J must be a 2-D tensor (rows, params); got shape {tuple(J.shape)}")
+        return
+    if not all(hasattr(J, a) for a in ("shape", "col_norms", "gram", "matmul", "rmatmul")):
+        raise ValueError(f"J must be a 2-D tensor or a Jacobian operator; got {type(J).__name__}")
+
+
+def _as_operator(J):
+    return DenseJacobian(J) if isinstance(J, Tensor) else J
+
+
+def check_tau(tau: float) -> float:
+    """τ as a float, or ValueError: the cutoff must be a number in (0, 1)."""
+    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < 1:
+        raise ValueError(f"tau={tau!r} must be a number in (0, 1)")
+    return float(tau)
+
+
+def retained_rank(S: Tensor, tau: float) -> int:
+    """How many singular values (descending ``S``) the τ-cutoff keeps: σ_k ≥ τσ₁ (eq. 23); 0 for a zero matrix."""
+    return int((S >= tau * S[0]).sum()) if S.numel() and S[0] > 0 else 0
+
+
+def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
+    """τ-truncated SVD of J (keep σ_k ≥ τσ₁, eq. 23), exactly ("svd") or via the smaller Gram matrix ("gram").
+
+    J is a float64 tensor (M, p) or a Jacobian operator (see ``DenseJacobian``). The Gram route diagonalises J Jᵀ
+    (M ≤ p) or Jᵀ J with ``torch.linalg.eigh`` and recovers the other factor by one product with J. It squares the
+    condition number: singular values below about sqrt(machine eps)·σ₁ ≈ 1.5e-8·σ₁ are lost in rounding, so it is
+    accurate for τ = 1e-3 but must not be used for τ ≲ 1e-6 ("auto" switches to the exact SVD below τ = 1e-5).
+    """
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is not allowed; choose one of {list(METHODS)}")
+    if method == "auto":
+        method = "gram" if tau >= GRAM_MIN_TAU else "svd"
+    op = _as_operator(J)
+    col_norms = op.col_norms()
+    m, p = op.shape
+    if method == "svd":
+        if not hasattr(op, "dense"):
+            raise ValueError(f"method='svd' needs a dense J; {type(op).__name__} has no dense()")
+        U, S, V = thin_svd(op.dense())
+        r = retained_rank(S, tau)
+        return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd")
+    small_rows = m <= p
+    w, Q = symmetric_eigh(op.gram())  # ascending
+    w, Q = w.flip(0), Q.flip(1)
+    S = w.clamp_min(0).sqrt()
+    r = retained_rank(S, tau)
+    Sr = S[:r]
+    if small_rows:
+        U = Q[:, :r]
+        V = op.rmatmul(U / Sr)  # Jᵀ(U_r Σ_r⁻¹): scaling the (M, r) factor, not the (p, r) product
+    else:
+        V = Q[:, :r]
+        U = op.matmul(V / Sr)
+    return TruncatedSVD(U, Sr, V, S, col_norms, "gram")
+
+
+def _min_norm_solution(At: Tensor, alpha: Tensor) -> Tensor:
+    """c̃ = Aᵀ(AAᵀ)⁻¹α, the minimum-norm solution of A c̃ = α, for Aᵀ (p, r) with r ≤ p; shape (p,).
+
+    When the r × r Gram AAᵀ has condition number κ ≤ :data:`CHOLESKY_MAX_COND` it is solved through its Cholesky
+    factor: one p·r² product and r × r work, relative error about ε·κ ≤ 2e-10. Otherwise (κ(AAᵀ) = κ(A)², so this is
+    where forming AAᵀ starts to cost digits) through a Householder QR of Aᵀ, Q kept implicit (geqrf/ormqr): error
+    about ε·κ(A), at four times the cost on the annulus (p = 19,009, r ≈ 30–100). ValueError if A is rank-deficient.
+    """
+    p, r = At.shape
+    gram = tn_gram(At)
+    w = torch.linalg.eigvalsh(gram)  # ascending
+    if w[0] > 0 and w[-1] <= CHOLESKY_MAX_COND * w[0]:
+        y = torch.cholesky_solve(alpha[:, None], torch.linalg.cholesky(gram))
+        return (At @ y)[:, 0]
+    packed, hh = torch.geqrf(At)
+    R = packed[:r].triu()
+    diag = R.diagonal().abs()
+    if diag.min() <= 1e-12 * diag.max():
+        raise ValueError(
+            "the gauged system A = V_rᵀD⁻¹ is rank-deficient (dead columns span a retained direction); "
+            "lower dead_tol or use gauge='minnorm'"
+        )
+    y = torch.linalg.solve_triangular(R.T, alpha[:, None], upper=False)
+    y_full = torch.cat([y, torch.zeros(p - r, 1, dtype=y.dtype)]) if p > r else y
+    return torch.ormqr(packed, hh, y_full, left=True, transpose=False)[:, 0]
+
+
+def lift(
+    J: Tensor,
+    target: Tensor,
+    *,
+    tau: float = TAU,
+    gauge: str = "sensitivity",
+    dead_tol: float = 1e-8,
+    method: str = "auto",
+    svd: TruncatedSVD | None = None,
+) -> LiftResult:
+    """Truncated, gauged least-squares lift c with J c ≈ target (notes §6.3; paper eqs. 20, 23, 24).
+
+    J (M, p) and target (M,) are used in float64. ``gauge="sensitivity"`` minimises Σ_i ‖J_{:,i}‖²c_i² inside the
+    retained subspace (dead columns, ‖J_{:,i}‖ ≤ dead_tol·max, get c_i = 0); ``"minnorm"`` gives c = V_r Σ_r⁻¹ U_rᵀ η.
+    ``method``: "svd" (exact), "gram" (eigendecomposition of the smaller Gram matrix; only for τ ≳ 1e-5, see
+    ``truncated_svd``), "auto". Pass ``svd`` to reuse one decomposition for several targets.
+    """
+    _check_matrix(J)
+    if not isinstance(target, Tensor) or target.ndim != 1 or target.shape[0] != J.shape[0]:
+        raise ValueError(
+            f"target must be a 1-D tensor with {J.shape[0]} entries (one per row of J); "
+            f"got {getattr(target, 'shape', type(target))}"
+        )
+    check_tau(tau)
+    if gauge not in GAUGES:
+        raise ValueError(f"gauge={gauge!r} is not allowed; choose one of {list(GAUGES)}")
+    if method not in METHODS:
+        raise ValueError(f"method={method!r} is not allowed; choose one of {list(METHODS)}")
+    if not 0 <= dead_tol < 1:
+        raise ValueError(f"dead_tol={dead_tol!r} must be in [0, 1)")
+    if isinstance(J, Tensor):
+        J = J.detach().to(torch.float64)
+        # a finite sum proves every entry finite (one pass, no (M, p) mask); only an overflowing sum needs the mask
+        if not torch.isfinite(J.sum()) and not torch.isfinite(J).all():
+            raise ValueError("J contains non-finite entries (nan or inf)")
+    op = _as_operator(J)
+    eta = target.detach().to(torch.float64)
+    if not torch.isfinite(eta).all():
+        raise ValueError("target contains non-finite entries (nan or inf)")
+    if svd is None:
+        svd = truncated_svd(op, tau=tau, method=method)
+    U, S, V, d = svd.U, svd.S, svd.V, svd.col_norms
+    r = S.shape[0]
+    p = op.shape[1]
+    n_dead = 0
+    if r == 0:
+        coef = torch.zeros(p, dtype=torch.float64)
+        proj = torch.zeros_like(eta)
+    else:
+        beta = U.T @ eta
+        alpha = beta / S
+        proj = U @ beta
+        if gauge == "minnorm":
+            coef = V @ alpha
+        else:
+            dead = d <= dead_tol * d.max()
+            n_dead = int(dead.sum())
+            dinv = torch.where(dead, torch.zeros_like(d), 1.0 / torch.where(dead, torch.ones_like(d), d))
+            At = V * dinv[:, None]  # Aᵀ = D⁻¹ V_r, (p, r)
+            coef = dinv * _min_norm_solution(At, alpha)
+    resid_vec = proj - eta
+    residual = float(resid_vec.norm())
+    eta_norm = float(eta.norm())
+    proj_norm = float(proj.norm())
+    rel = residual / eta_norm if eta_norm > 0 else 0.0
+    if eta_norm > 0:
+        # η − Pη ⟂ Pη, so the principal angle is atan2(‖(I−P)η‖, ‖Pη‖) (accurate also near 0°)
+        angle = math.degrees(math.atan2(residual, proj_norm))
+    else:
+        angle = float("nan")
+    realised = float((op.matmul(coef) - eta).norm())
+    return LiftResult(
+        coef=coef,
+        projection=proj,
+        residual=residual,
+        rel_residual=rel,
+        realised_residual=realised,
+        principal_angle_deg=angle,
+        rank=r,
+        singular_values=svd.singular_values,
+        gauge=gauge,
+        tau=float(tau),
+        method=svd.method,
+        n_dead=n_dead,
+    )

@@ -1,0 +1,102 @@
+"""What the Mexican-hat chapter cites and shows (notes §9): settings, the L1 comparison, the rollout and equivariance
+checks, the two gauges of one lift with the unit-step comparison and the Euler-growth prediction, and the walks.
+
+Every function returns numbers keyed by the chapter's glue names, the arrays a ``lib.plots.hamiltonian`` figure takes,
+or a ``lib.core.tables.Table``; the chapter glues and draws them.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor
+
+from lib.paper_b.lifting import column_norms
+from lib.paper_b.mexican_hat.data import DataConfig
+from lib.paper_b.mexican_hat.model import v_vector
+from lib.paper_b.mexican_hat.probes import (
+    POOLED_ALPHAS,
+    Probes,
+    defect_field,
+    equivariance_error,
+    force_jacobian,
+    generator_field,
+    pooled_force,
+    pooled_probes,
+)
+from lib.paper_b.mexican_hat.problem import relative_rollout_error, rollout_comparison
+from lib.paper_b.mexican_hat.system import TRAIN_ALPHAS, UNSEEN_ALPHAS
+from lib.paper_b.symmetry import cosine, square_grid
+from lib.papers import symmetry_lifting as paper_b
+
+PORTRAIT_ALPHAS = (-0.8, -0.5, 0.6, 1.0)  # two training and two unseen values
+
+
+def settings(probes: Probes, data: DataConfig | None = None) -> dict:
+    """The data's sizes, the paper's settings and printed numbers, the pooled system's size, by glue name."""
+    data = DataConfig() if data is None else data
+    n_states = data.splits + data.window - 1  # states per trajectory (one more than its Δt steps)
+    n_windows = len(data.alphas) * data.ics_per_alpha * data.splits
+    n_val = round(n_windows * data.val_fraction)
+    mh, notes = paper_b.MEXICAN_HAT, paper_b.HAMILTONIAN_NOTES
+    return {
+        "n_states": n_states, "n_traj_steps": n_states - 1, "n_splits": data.splits, "window": data.window,
+        "n_later": data.instants - 1, "n_ics": data.ics_per_alpha, "e_max": data.e_max, "n_windows": n_windows,
+        "n_train_windows": n_windows - n_val, "n_val_windows": n_val, "integration_dt": mh["integration_dt"],
+        "fine_dt": mh["integration_dt"] / mh["coarsening"], "hidden": mh["hidden"],
+        "authors_steps_lo": min(mh["training_steps"]), "authors_steps_hi": max(mh["training_steps"]),
+        "authors_unit_step": mh["unit_step"], "paper_val_mse": notes["val_mse"].text,
+        "paper_val_mse_steps": notes["val_mse_steps"], "paper_eq_aug": notes["equivariance_error_augmented"].text,
+        "paper_eq_plain": notes["equivariance_error_plain"].text, "paper_rank": notes["rank"].text,
+        "paper_cos_square": notes["cos_square"].text, "paper_cos_polar": notes["cos_polar"].text,
+        "rotation_degrees": mh["rotation_degrees"], "n_probe_rows": probes.rows, "n_pooled_alphas": len(probes.alphas),
+    }  # fmt: skip
+
+
+def l1_comparison(trained_l0, trained_l1, theta0: Tensor, probes: Probes, *, l1: float, steps: int, train_steps: int):
+    """Two short runs with and without the authors' L1 penalty: (glue values, {label: Jacobian column norms})."""
+
+    def norms_of(theta):
+        return column_norms(force_jacobian(theta, probes)).numpy()
+
+    compare = {"no L1": v_vector(trained_l0.model), f"L1 = {l1:g}": v_vector(trained_l1.model)}
+    norms = {f"{k}, {steps} steps": norms_of(v) for k, v in compare.items()}
+    norms[f"no L1, {train_steps} steps (used below)"] = norms_of(theta0)
+    small = {k: float((v.abs() < 1e-3).double().mean()) for k, v in compare.items()}
+    l1_term = l1 * float(sum(t.abs().sum() for t in trained_l1.model.parameters()))
+    weak = {k: float((v < 1e-3 * v.max()).mean()) for k, v in norms.items()}
+    glue = {
+        "l1_frac_small_weights": small[f"L1 = {l1:g}"], "l0_frac_small_weights": small["no L1"], "l1_term": l1_term,
+        "l1_term_over_val_mse": l1_term / float(trained_l1.final_val_mse), "l1_compare_steps": int(steps),
+        "l1_val_mse": float(trained_l1.final_val_mse), "l0_val_mse": float(trained_l0.final_val_mse),
+        "l1_frac_weak_columns": list(weak.values())[1], "l0_frac_weak_columns": list(weak.values())[0],
+    }  # fmt: skip
+    return glue, norms
+
+
+def rollout_checks(model, *, seed: int, n_ic: int, steps: int, horizon: int):
+    """Learned against true rollouts: (glue values, (truth, learned) phase portraits at ``PORTRAIT_ALPHAS``)."""
+    portraits = rollout_comparison(model, PORTRAIT_ALPHAS, n_ic=4, steps=steps, seed=seed + 1)
+    t_un, s_un = rollout_comparison(model, UNSEEN_ALPHAS, n_ic=n_ic, steps=steps, seed=seed + 2)
+    t_tr, s_tr = rollout_comparison(model, TRAIN_ALPHAS, n_ic=n_ic, steps=horizon, seed=seed + 3)
+    glue = {
+        "rollout_error_unseen_alpha": float(
+            relative_rollout_error([t[:, : horizon + 1] for t in t_un], [s[:, : horizon + 1] for s in s_un])
+        ),
+        "rollout_error_unseen_alpha_long": float(relative_rollout_error(t_un, s_un)),
+        "rollout_error_train_alpha": float(relative_rollout_error(t_tr, s_tr)),
+        "rollout_horizon": int(horizon),
+        "rollout_steps": int(steps),
+    }
+    return glue, portraits
+
+
+def equivariance_checks(theta0: Tensor, probes: Probes) -> dict:
+    """The 73° equivariance error, cos(δ, X F) on the polar grid and on a 16 × 16 lattice in the same disc, ‖δ‖/‖F‖."""
+    square = pooled_probes(POOLED_ALPHAS, square_grid(16, 1.0))  # 16 × 16 lattice on [−1, 1]², clipped to |q| ≤ 1
+    F0 = pooled_force(theta0, probes)
+    return {
+        "equivariance_error_73deg": float(equivariance_error(theta0, probes, 73.0)),
+        "cos_delta_eta_polar": float(cosine(defect_field(theta0, probes), generator_field(theta0, probes))),
+        "cos_delta_eta_square": float(cosine(defect_field(theta0, square), generator_field(theta0, square))),
+        "rel_defect0": float(defect_field(theta0, probes).norm() / F0.norm()),
+        "n_square": int(square.n_grid),
+    }
