@@ -21,8 +21,8 @@ import numpy as np
 import scipy
 import scipy.linalg as sl
 
-from lib.core.paths import build_dir
 from lib.core.cache import atomic_write_bytes
+from lib.core.paths import build_dir
 from lib.paper_a.schur import ordered_real_schur
 
 

@@ -23,7 +23,7 @@ from lib.paper_b.lifting import LiftResult
 KINDS = ("c", "b")
 
 
-class Evaluation(Protocol):
+class ProblemEvaluation(Protocol):
     """f_θ on the probes (any shape), the Jacobian operator at θ (``matmul``, ``rmatmul``, ``col_norms``, ``gram``),
     Π f and the defect δ = f − Π f (same shape as f)."""
 
@@ -45,11 +45,11 @@ class LiftingProblem(Protocol):
 
     tau: float
 
-    def evaluate(self, theta: Tensor) -> Evaluation:
+    def evaluate(self, theta: Tensor) -> ProblemEvaluation:
         """f, J, Π f and δ at θ."""
         ...
 
-    def target(self, ev: Evaluation, kind: str) -> Tensor:
+    def target(self, ev: ProblemEvaluation, kind: str) -> Tensor:
         """The function-space direction, flattened to J's rows: X f (kind "c") or −δ (kind "b")."""
         ...
 
@@ -58,7 +58,7 @@ class LiftingProblem(Protocol):
         ...
 
     def rotated(self, theta: Tensor, t: float) -> Tensor:
-        """f_θ rotated by t radians on the probes, shaped like ``Evaluation.f``: the exact flow along c* at time t."""
+        """f_θ rotated by t radians on the probes, shaped like ``f``: the exact flow along c* at time t."""
         ...
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from lib.paper_b.mexican_hat.system import TRAIN_ALPHAS, check_alpha, leapfrog_true, sample_initial_conditions
+from lib.paper_b.mexican_hat.system import TRAIN_ALPHAS, check_potential_alpha, leapfrog_true, sample_initial_conditions
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def make_windows(cfg: DataConfig = DataConfig()) -> tuple[Windows, Windows]:
     if not isinstance(cfg, DataConfig):
         raise TypeError(f"cfg must be a DataConfig, got {type(cfg).__name__}")
     for a in cfg.alphas:
-        check_alpha(a)
+        check_potential_alpha(a)
     if cfg.window < 2 or cfg.instants < 1 or cfg.instants > cfg.window or cfg.splits < 1:
         raise ValueError(f"need 2 ≤ window, 1 ≤ instants ≤ window and splits ≥ 1; got {cfg}")
     length = cfg.splits + cfg.window - 1

@@ -15,7 +15,7 @@ from torch import Tensor
 
 from lib.kernels.silu_mlp import mlp_grad_param_jacobian
 from lib.paper_b.mexican_hat.model import learned_force, v_input, v_params_of
-from lib.paper_b.mexican_hat.system import POOLED_ALPHAS, alpha_vector, check_alpha, true_force
+from lib.paper_b.mexican_hat.system import POOLED_ALPHAS, alpha_vector, check_potential_alpha, true_force
 from lib.paper_b.symmetry import (
     generator_vector,
     polar_grid,
@@ -43,7 +43,7 @@ class Probes:
 
 def pooled_probes(alphas: Sequence[float] = POOLED_ALPHAS, grid: Tensor | None = None) -> Probes:
     """The grid (default: polar 15 × 32 in |q| ≤ 1) repeated for every α: 21 × 480 = 10,080 points by default."""
-    alphas = tuple(check_alpha(a) for a in alphas)
+    alphas = tuple(check_potential_alpha(a) for a in alphas)
     if not alphas:
         raise ValueError("alphas must not be empty")
     grid = polar_grid() if grid is None else grid.to(torch.float64)

@@ -27,7 +27,12 @@ from lib.paper_b.mexican_hat.probes import (
     reynolds_field,
     tiled_force,
 )
-from lib.paper_b.mexican_hat.system import UNSEEN_ALPHAS, check_alpha, leapfrog_true, sample_initial_conditions
+from lib.paper_b.mexican_hat.system import (
+    UNSEEN_ALPHAS,
+    check_potential_alpha,
+    leapfrog_true,
+    sample_initial_conditions,
+)
 from lib.paper_b.problem import check_kind
 from lib.paper_b.symmetry import rotation
 
@@ -133,7 +138,7 @@ class MexicanHatProblem:
 
 def profile_radius(alpha: float, extent: float = 1.0) -> float:
     """Radius of the angular profile: 0.85·min(√−α, extent) for α < 0, else 0.7·extent (notes §9.5)."""
-    alpha = check_alpha(alpha)
+    alpha = check_potential_alpha(alpha)
     return 0.85 * min(math.sqrt(-alpha), extent) if alpha < 0 else 0.7 * extent
 
 

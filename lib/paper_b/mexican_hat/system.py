@@ -21,7 +21,7 @@ DT = 0.1  # model and sampling step
 FINE_STEPS = 100  # ground-truth leapfrog substeps per Δt (dτ = 0.001)
 
 
-def check_alpha(alpha) -> float:
+def check_potential_alpha(alpha) -> float:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)):
         raise TypeError(f"alpha={alpha!r} must be a real number (float), got {type(alpha).__name__}")
     if not math.isfinite(float(alpha)):
@@ -83,7 +83,7 @@ def alpha_vector(alpha, n: int, dtype) -> Tensor:
         if alpha.shape != (n,):
             raise ValueError(f"alpha must be a float or a tensor of shape ({n},); got {tuple(alpha.shape)}")
         return alpha.to(dtype)
-    return torch.full((n,), check_alpha(alpha), dtype=dtype)
+    return torch.full((n,), check_potential_alpha(alpha), dtype=dtype)
 
 
 def sample_initial_conditions(n: int, alpha: float, *, seed: int, box: float = 2.0, e_max: float = 3.0):
@@ -91,7 +91,7 @@ def sample_initial_conditions(n: int, alpha: float, *, seed: int, box: float = 2
 
     Seeded by ``seed`` (a fresh ``torch.Generator``); returns q (n, 2), p (n, 2) float64.
     """
-    alpha = check_alpha(alpha)
+    alpha = check_potential_alpha(alpha)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"n={n!r} must be a positive integer")
     gen = torch.Generator().manual_seed(int(seed))
