@@ -26,22 +26,19 @@ from __future__ import annotations
 
 import itertools
 import math
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from lib.core import params, progress
+from lib.core import params
 from lib.core.claims import Claim, matches_mean_sem, matches_printed
-from lib.core.paths import REPO_ROOT
 from lib.core.tables import Table, mean_sem_text
 from lib.paper_a import ablation, metrics, rnn, schur
-from lib.paper_a.tasks import available_tasks, get_task
+from lib.paper_a.tasks import get_task
 from lib.paper_a.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
 from lib.papers import schur_ablation as paper_a
 
@@ -528,19 +525,14 @@ TASK_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
 COPY_LAGS = 128
 
 
-def copy_chapter_settings(source: Path | None = None) -> dict[str, Any]:
-    """The copy-task chapter's parameters (its ``parameters`` cell defaults), as Python values."""
-    import ast
+def copy_chapter_configs(seeds: int, settings: dict[str, Any]) -> list[TrainConfig]:
+    """The copy chapter's dense orthogonal solutions at its width, seeds 0..seeds−1, configured exactly as it does.
 
-    source = Path(source) if source is not None else REPO_ROOT / "book" / "copy_task.md"
-    return {k: ast.literal_eval(v["default"]) for k, v in chapter_parameters(source).items()}
-
-
-def copy_chapter_configs(seeds: int, settings: dict[str, Any] | None = None) -> list[TrainConfig]:
-    """The copy chapter's dense orthogonal solutions at its width, seeds 0..seeds−1, configured exactly as it does."""
+    ``settings``: the copy chapter's parameters (``bookrun.chapter_settings("copy_task")`` in a chapter).
+    """
     from lib.paper_a.train import copy_config
 
-    st = settings if settings is not None else copy_chapter_settings()
+    st = settings
     overrides = dict(
         lr=st["lr"],
         batch_size=st["batch_size"],
@@ -574,78 +566,6 @@ def analyse_copy(
     batch = heldout_batch("copy", {**base, "replay_steps": COPY_LAGS}, n_heldout)
     profiles = [profile_solution(s.weights, batch, alpha=alpha, seed=s.config.seed) for s in solutions]
     return TaskAnalysis("copy", {**base, "replay_steps": COPY_LAGS}, alpha, profiles, solutions, batch)
-
-
-# ------------------------------------------------------------------------------------------------- running the chapter
-
-#: The chapter template that analyses one task (executed by papermill with parameter ``task``).
-TASK_CHAPTER = "neuro_task.md"
-
-
-def chapter_parameters(source: Path | None = None) -> dict[str, dict[str, Any]]:
-    """The parameters declared by the task chapter's ``parameters`` cell (name → papermill's description)."""
-    import jupytext
-    import nbformat
-    import papermill
-
-    source = Path(source) if source is not None else REPO_ROOT / "book" / TASK_CHAPTER
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "chapter.ipynb"
-        nbformat.write(jupytext.read(source), path)
-        return papermill.inspect_notebook(str(path))
-
-
-def execute_task_chapter(output: Path, *, source: Path | None = None, **parameters) -> dict[str, Any]:
-    """Execute the task chapter with papermill ``parameters`` into ``output`` (.ipynb); return its glued values.
-
-    Unknown parameter names, an unregistered ``task`` and unknown ``task_params`` raise ``ValueError`` listing what is
-    allowed before any kernel starts (papermill itself only warns about unknown names).
-    """
-    import jupytext
-    import nbformat
-    import papermill
-
-    source = Path(source) if source is not None else REPO_ROOT / "book" / TASK_CHAPTER
-    declared = chapter_parameters(source)
-    params.subset("parameters", sorted(parameters), declared)
-    task = parameters.get("task", declared["task"]["default"].strip("\"'"))
-    params.choice("task", task, available_tasks())
-    task_params_for(task, parameters.get("task_params"))
-    output = Path(output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "chapter.ipynb"
-        nb = jupytext.read(source)
-        nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
-        nbformat.write(nb, path)
-        with progress.child_stderr():  # the nested kernel's log lines go where the bars go, not in this notebook
-            papermill.execute_notebook(
-                str(path), str(output), parameters=parameters, kernel_name="python3", cwd=str(source.parent),
-                progress_bar=False,
-            )  # fmt: skip
-    return glued_values(output)
-
-
-def glued_values(path: Path) -> dict[str, Any]:
-    """``{name: value}`` of every glued plain value (number, bool, str) of an executed notebook; figures skipped."""
-    import ast
-
-    import nbformat
-
-    values = {}
-    for cell in nbformat.read(Path(path), as_version=4).cells:
-        for output in cell.get("outputs", []):
-            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
-            text = output.get("data", {}).get("application/papermill.record/text/plain")
-            if not name or text is None:
-                continue
-            try:
-                value = ast.literal_eval(text.strip())
-            except (ValueError, SyntaxError):
-                continue
-            if isinstance(value, bool | int | float | str):
-                values[name] = value
-    return values
 
 
 # ------------------------------------------------------------------------------------------------- claims (paper A)
