@@ -44,7 +44,7 @@ def _bookrun_log_imports():
         new = []
         for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None)
-            if not path or path in seen:
+            if not isinstance(path, str) or not os.path.isabs(path) or path in seen:  # torch._classes: "_classes.py"
                 continue
             seen.add(path)
             path = os.path.realpath(path)
