@@ -29,7 +29,7 @@ $(STAMP): requirements.txt pyproject.toml
 	touch $@
 
 execute: $(STAMP)
-	$(PY) scripts/execute_book.py --jobs $(JOBS)
+	$(PY) -m bookrun --jobs $(JOBS)
 
 JB_BUILD = $(VENV)/bin/jupyter-book build _build/executed --config "$(CURDIR)/_config.yml" \
 	--toc "$(CURDIR)/_toc.yml" --path-output "$(CURDIR)" --warningiserror --keep-going

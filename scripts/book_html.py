@@ -14,16 +14,15 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 FOLDER = "_myst"
 
 
 def chapter_sources(book_dir: Path = ROOT / "book") -> dict[str, Path]:
     """Chapter stem -> its MyST source, from the execution manifest."""
-    manifest = yaml.safe_load((book_dir / "chapters.yml").read_text()) or {}
-    return {stem: book_dir / (entry or {}).get("source", f"{stem}.md") for stem, entry in manifest.items()}
+    from bookrun.manifest import load_manifest
+
+    return {stem: entry["source"] for stem, entry in load_manifest(book_dir).items()}
 
 
 def add_downloads(app, pagename, templatename, context, doctree):
@@ -46,7 +45,7 @@ def add_downloads(app, pagename, templatename, context, doctree):
                 "type": "link",
                 "url": f"{context['pathto'](FOLDER, 1)}/{source.name}",
                 "text": ".md (MyST source)",
-                "tooltip": "Download the chapter's MyST source (run it with scripts/execute_book.py or papermill)",
+                "tooltip": "Download the chapter's MyST source (run it with python -m bookrun or papermill)",
                 "icon": "fas fa-file-code",
                 "label": "download-myst-button",
             },

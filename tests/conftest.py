@@ -1,12 +1,9 @@
-"""Shared fixtures: ``results`` gives the numbers glued by the executed book (``_build/results.json``);
-``execute_book`` is the executor script as a module."""
+"""Shared fixtures: ``results`` gives the numbers glued by the executed book (``_build/results.json``). The executor
+is the package ``bookrun``, imported like ``lib``."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -58,20 +55,3 @@ kernelspec:
 # Template title
 
 """
-
-
-def load_execute_book():
-    """``scripts/execute_book.py`` as the module ``execute_book`` (scripts/ is not a package)."""
-    if "execute_book" not in sys.modules:
-        path = Path(__file__).resolve().parent.parent / "scripts" / "execute_book.py"
-        spec = importlib.util.spec_from_file_location("execute_book", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["execute_book"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["execute_book"]
-
-
-@pytest.fixture(scope="session")
-def execute_book():
-    """The executor script as a module."""
-    return load_execute_book()

@@ -15,6 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from bookrun import chapter, manifest, processes, terminal
+from bookrun.manifest import ManifestError, coerce
 from tests.conftest import MYST_FRONT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,16 +69,16 @@ def book(tmp_path):
 
 
 def _cmd(book: Path, *args) -> list[str]:
-    return [sys.executable, str(ROOT / "scripts" / "execute_book.py"), "--book-dir", str(book), "--toc", "/none", *args]
+    return [sys.executable, "-m", "bookrun", "--book-dir", str(book), "--toc", "/none", *args]
 
 
 def _run(book: Path, *args, env):
     return subprocess.run(_cmd(book, *args), capture_output=True, text=True, env=env, cwd=ROOT)
 
 
-def _ours(execute_book, build: Path) -> dict[int, str]:
+def _ours(build: Path) -> dict[int, str]:
     """Processes started by executions of the book in ``build`` (their environment carries its marker)."""
-    return execute_book.marked_processes(f"{execute_book._build_tag(build.resolve())}:")
+    return processes.marked_processes(f"{processes.build_tag(build.resolve())}:")
 
 
 def _leftovers(build: Path) -> list[str]:
@@ -91,19 +93,18 @@ def _leftovers(build: Path) -> list[str]:
 # --------------------------------------------------------------------------------------------- fast
 
 
-def test_dict_and_list_parameters_parse_as_yaml(execute_book):
-    coerce = execute_book.coerce
+def test_dict_and_list_parameters_parse_as_yaml():
     assert coerce("{length: 30}", "task_params") == {"length": 30}
     assert coerce("{'length': 30}", "task_params") == {"length": 30}
     assert coerce("[0.85, 0.9]", "alphas") == [0.85, 0.9]
     assert coerce("{omega_min: 1e-3, on: true, f: grid}") == {"omega_min": 0.001, "on": True, "f": "grid"}
     assert [coerce(v) for v in ("3", "0.5", "True", "None", "sine", "1e-3")] == [3, 0.5, True, None, "sine", 0.001]
-    with pytest.raises(execute_book.ManifestError, match=r"-p task_params '\{length: 30' is not a valid YAML dict"):
+    with pytest.raises(ManifestError, match=r"-p task_params '\{length: 30' is not a valid YAML dict"):
         coerce("{length: 30", "task_params")
 
 
-def test_run_names_are_deterministic_and_distinct(execute_book):
-    name = execute_book.run_name
+def test_run_names_are_deterministic_and_distinct():
+    name = processes.run_name
     assert name("task_sine", {"seeds": 4, "alpha": 0.85}) == "task_sine-alpha=0.85,seeds=4"
     assert name("task_sine", {"alpha": 0.85, "seeds": 4}) == name("task_sine", {"seeds": 4, "alpha": 0.85})
     a, b = name("t", {"task_params": {"length": 30}}), name("t", {"task_params": {"length": 31}})
@@ -112,35 +113,37 @@ def test_run_names_are_deterministic_and_distinct(execute_book):
     assert len(name("t", {"x": "y" * 300})) <= 100
 
 
-def test_list_prints_parameters_as_python(execute_book, capsys):
-    assert execute_book.main(["--list"]) == 0
+def test_list_prints_parameters_as_python(capsys):
+    from bookrun.cli import main
+
+    assert main(["--list"]) == 0
     out = capsys.readouterr().out
     lines = [ln.strip() for ln in out.splitlines() if ln.startswith("    ")]
     assert lines and all(ast.parse(ln) for ln in lines)  # each line is valid Python
     assert "task: str = 'integrator'" in out and "seeds: int = 3" in out and "'\"" not in out
 
 
-def test_error_lines_give_type_and_message(execute_book, tmp_path):
+def test_error_lines_give_type_and_message(tmp_path):
     err, log = tmp_path / "error.json", tmp_path / "log"
     log.write_text("Executing Cell 1---\nsome output\nTraceback ...\nValueError: last words\n")
-    assert execute_book.error_lines(err, log) == ["some output", "Traceback ...", "ValueError: last words"]
+    assert chapter.error_lines(err, log) == ["some output", "Traceback ...", "ValueError: last words"]
     err.write_text(json.dumps({"ename": "ValueError", "evalue": "alpha=1.5 is out of range", "cell": 2}))
-    assert execute_book.error_lines(err, log) == ["ValueError: alpha=1.5 is out of range (in cell [2])"]
+    assert chapter.error_lines(err, log) == ["ValueError: alpha=1.5 is out of range (in cell [2])"]
 
 
-def test_relay_reports_cell_and_latest_bar_without_flooding(execute_book, tmp_path):
+def test_relay_reports_cell_and_latest_bar_without_flooding(tmp_path):
     log = tmp_path / "run.log"
     log.write_text("Executing Cell 3---------\n")  # papermill's log says which cell runs; the bars go to .progress
-    bars = execute_book.progress_path(log)
+    bars = chapter.progress_path(log)
     bars.write_text("training:  10%|#  | 3/30 [00:01<00:09]\rtraining:  20%|## | 6/30 [00:02")
-    job = execute_book.Job("task_sine", {}, "", 1, log, tmp_path / "nb", tmp_path / "f", n_cells=9)
+    job = chapter.Job("task_sine", {}, 1, log, tmp_path / "nb", tmp_path / "f", n_cells=9)
     lines = []
 
-    class Fake(execute_book.Console):
+    class Fake(terminal.Console):
         def line(self, text, err=False):
             lines.append(text)
 
-    relay = execute_book.Relay(Fake(), alone=False, together_every=30.0)
+    relay = terminal.Relay(Fake(), alone=False, together_every=30.0)
     relay.add(job)
     relay.last_emit = 0.0
     relay.poll()
@@ -156,22 +159,22 @@ def test_relay_reports_cell_and_latest_bar_without_flooding(execute_book, tmp_pa
     assert relay.text("task_sine").endswith("9/30")
 
 
-def test_kill_marked_ends_every_marked_process(execute_book):
+def test_kill_marked_ends_every_marked_process():
     marker = f"test-{os.getpid()}-{time.time_ns()}"
-    env = dict(os.environ, **{execute_book.MARKER_VAR: marker})
+    env = dict(os.environ, **{processes.MARKER_VAR: marker})
     procs = [subprocess.Popen(["sleep", "60"], env=env, start_new_session=True) for _ in range(2)]
     try:
-        assert set(execute_book.marked_processes(marker)) == {p.pid for p in procs}
-        assert execute_book.kill_marked(marker) == []
+        assert set(processes.marked_processes(marker)) == {p.pid for p in procs}
+        assert processes.kill_marked(marker) == []
         for p in procs:
             assert p.wait(timeout=5) != 0
-        assert execute_book.marked_processes(marker) == {}
+        assert processes.marked_processes(marker) == {}
     finally:
         for p in procs:
             p.kill()
 
 
-def test_stale_leftovers_of_killed_runs_are_removed(execute_book, tmp_path):
+def test_stale_leftovers_of_killed_runs_are_removed(tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(dead.stdout)
     build, cache, scratch = tmp_path / "_build", tmp_path / "_build" / "cache", tmp_path / "_build" / "scratch"
@@ -181,7 +184,7 @@ def test_stale_leftovers_of_killed_runs_are_removed(execute_book, tmp_path):
         folder.mkdir(parents=True)
     (stale_tmp / "kernel-1.json").write_text("{}")
     (cache / f".abc.pt.{dead_pid}.a1b2c3d4.tmp").write_bytes(b"half")
-    done = execute_book.clean_stale(build, cache, scratch)
+    done = processes.clean_stale(build, cache, scratch)
     assert len(done) == 3, done
     assert [p.name for p in (build / ".tmp").iterdir()] == [live_tmp.name]
     assert list(cache.iterdir()) == [] and list(scratch.iterdir()) == []
@@ -201,11 +204,12 @@ def test_existing_scratch_run_is_not_overwritten(book, tmp_path):
     book, env = book
     run = tmp_path / "_build" / "scratch" / "ok-n=5"
     run.mkdir(parents=True)
-    nb = nbformat.v4.new_notebook(metadata={"book_fingerprint": "another execution"})
+    nb = nbformat.v4.new_notebook(metadata={"book_execution": {"imports": {}, "parameters": "another execution"}})
     nbformat.write(nb, run / "notebook.ipynb")
     proc = _run(book, "--only", "ok", "-p", "n", "5", env=env)
     assert proc.returncode == 2 and "already exists" in proc.stderr and "--force" in proc.stderr
-    assert nbformat.read(run / "notebook.ipynb", as_version=4).metadata["book_fingerprint"] == "another execution"
+    kept = nbformat.read(run / "notebook.ipynb", as_version=4).metadata["book_execution"]
+    assert kept["parameters"] == "another execution"
     proc = _run(book, "--only", "ok", "--name", "bad/name", env=env)
     assert proc.returncode == 2 and "--name='bad/name' must be" in proc.stderr
 
@@ -240,6 +244,7 @@ def test_failure_prints_the_error_and_keeps_the_previous_notebook(book, tmp_path
     proc = _run(book, env=env)
     assert proc.returncode == 1
     assert "FAILED   ok after" in proc.stdout and "RuntimeError: boom: n is wrong (in cell [" in proc.stdout
+    assert "raised at Cell In[" in proc.stdout and 'raise RuntimeError("boom: n is wrong")' in proc.stdout
     assert "log: " in proc.stdout and "ok.log" in proc.stdout and "ok.failed.ipynb" in proc.stdout
     assert out.read_bytes() == good and results.read_text() == good_results, "the good notebook and its numbers stay"
     assert (tmp_path / "_build" / "logs" / "ok.failed.ipynb").is_file()
@@ -272,7 +277,7 @@ def test_scratch_runs_are_named_folders_with_their_parameters(book, tmp_path):
         "run.log",
         "run.progress",
     ]
-    assert json.loads((run / "results.json").read_text()) == {"twice": 10, "size": 2}
+    assert json.loads((run / "results.json").read_text()) == {"ok::twice": 10, "ok::size": 2}
     meta = json.loads((run / "parameters.json").read_text())
     assert meta["parameters"] == {"n": 5, "options": {"a": 1, "b": [2, 3]}} and meta["status"] == "succeeded"
     assert not (tmp_path / "_build" / "logs").exists(), "scratch runs do not write the book's logs"
@@ -280,7 +285,7 @@ def test_scratch_runs_are_named_folders_with_their_parameters(book, tmp_path):
     again = _run(book, "--only", "ok", "-p", "options", "{a: 1, b: [2, 3]}", "-p", "n", "5", env=env)
     assert again.returncode == 0 and "up to date" in again.stdout
     named = _run(book, "--only", "ok", "--name", "mine", env=env)
-    assert named.returncode == 0 and json.loads((run.with_name("mine") / "results.json").read_text())["twice"] == 6
+    assert named.returncode == 0 and json.loads((run.with_name("mine") / "results.json").read_text())["ok::twice"] == 6
 
 
 def _wait_for(predicate, timeout: float, what: str):
@@ -293,7 +298,7 @@ def _wait_for(predicate, timeout: float, what: str):
 
 
 @pytest.mark.slow
-def test_ctrl_c_keeps_everything_good_and_leaves_nothing_behind(book, tmp_path, execute_book):
+def test_ctrl_c_keeps_everything_good_and_leaves_nothing_behind(book, tmp_path):
     """SIGINT to the executor's process group mid-chapter (what Ctrl-C does): the previous notebook and results stay,
     papermill, the kernel and its worker process end, no temporary folder, kernel file or half-written file stays."""
     book, env = book
@@ -307,7 +312,7 @@ def test_ctrl_c_keeps_everything_good_and_leaves_nothing_behind(book, tmp_path, 
                             start_new_session=True)  # fmt: skip
     try:
         # papermill, the kernel and its spawned worker are all running
-        _wait_for(lambda: len(_ours(execute_book, build)) >= 3, 120, "the kernel and its worker")
+        _wait_for(lambda: len(_ours(build)) >= 3, 120, "the kernel and its worker")
         _wait_for(lambda: "working" in (build / "logs" / "ok.log").read_text(), 60, "the chapter to work")
         start = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
@@ -320,24 +325,24 @@ def test_ctrl_c_keeps_everything_good_and_leaves_nothing_behind(book, tmp_path, 
     assert "INTERRUPTED (SIGINT)" in stderr and "unchanged" in stderr
     assert stopped_in < 30
     assert out.read_bytes() == good and results.read_text() == good_results
-    assert _ours(execute_book, build) == {}, "no orphan processes"
+    assert _ours(build) == {}, "no orphan processes"
     assert _leftovers(build) == []
 
 
 @pytest.mark.slow
-def test_killing_the_executor_takes_its_children(book, tmp_path, execute_book):
+def test_killing_the_executor_takes_its_children(book, tmp_path):
     """SIGKILL to the executor alone: papermill learns it (parent-death signal) and ends the kernel and workers."""
     book, env = book
     build = tmp_path / "_build"
     proc = subprocess.Popen(_cmd(book, "--only", "ok", "-p", "seconds", "120"), env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     try:
-        _wait_for(lambda: len(_ours(execute_book, build)) >= 3, 120, "the kernel and its worker")
+        _wait_for(lambda: len(_ours(build)) >= 3, 120, "the kernel and its worker")
         proc.kill()
         proc.wait()
-        _wait_for(lambda: _ours(execute_book, build) == {}, 30, "the children to end")
+        _wait_for(lambda: _ours(build) == {}, 30, "the children to end")
     finally:
-        for pid in _ours(execute_book, build):
+        for pid in _ours(build):
             os.kill(pid, signal.SIGKILL)
     # the next start removes what the killed run could not
     assert _run(book, "--only", "ok", "-p", "n", "0", env=env).returncode == 0
@@ -359,7 +364,198 @@ def test_two_scratch_runs_at_once_do_not_mix(book, tmp_path):
     assert a.returncode == 0 and b.returncode == 0, out_a + out_b
     for n in (1, 2):
         run = scratch / f"ok-n={n},seconds=3"
-        assert json.loads((run / "results.json").read_text()) == {"twice": 2 * n, "size": 0}
+        assert json.loads((run / "results.json").read_text()) == {"ok::twice": 2 * n, "ok::size": 0}
         assert json.loads((run / "parameters.json").read_text())["overrides"] == {"n": n, "seconds": 3}
         assert "working" in (run / "run.log").read_text()
     assert _leftovers(tmp_path / "_build") == []
+
+
+# --------------------------------------------------------------------------------------------- fast: what re-executes
+
+
+def _record(imports: dict[str, str], root: Path, source: Path, after=None) -> dict:
+    from bookrun import fingerprints
+
+    return fingerprints.make_record(source, {}, list(imports), after or {})
+
+
+def test_a_changed_module_re_executes_only_the_chapters_that_imported_it(tmp_path, monkeypatch):
+    from bookrun import fingerprints
+
+    monkeypatch.setattr(fingerprints, "REPO_ROOT", tmp_path)
+    for rel in ("lib/paper_b/flows.py", "lib/paper_a/schur.py", "lib/core/params.py", "requirements.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(f"# {rel}\n")
+    book = tmp_path / "book"
+    book.mkdir()
+    chapters, notebooks = {}, {}
+    imported = {"annulus": ["lib/paper_b/flows.py", "lib/core/params.py"], "copy_task": ["lib/paper_a/schur.py"]}
+    imported["copy_task"].append("lib/core/params.py")
+    for stem, imports in imported.items():
+        source = book / f"{stem}.md"
+        source.write_text(stem)
+        chapters[stem] = {"source": source, "parameters": {}, "after": []}
+        notebooks[stem] = tmp_path / f"{stem}.ipynb"
+        nb = nbformat.v4.new_notebook(metadata={"book_execution": _record(dict.fromkeys(imports), tmp_path, source)})
+        nbformat.write(nb, notebooks[stem])
+    chapters["scorecard"] = {"source": book / "annulus.md", "parameters": {}, "after": ["annulus", "copy_task"]}
+    notebooks["scorecard"] = tmp_path / "scorecard.ipynb"
+    after = {d: fingerprints.record_digest(fingerprints.stored_record(notebooks[d])) for d in ("annulus", "copy_task")}
+    record = _record({}, tmp_path, book / "annulus.md", after)
+    nbformat.write(nbformat.v4.new_notebook(metadata={"book_execution": record}), notebooks["scorecard"])
+    stems = list(chapters)
+    assert fingerprints.stale_chapters(chapters, stems, notebooks.get) == {}
+
+    (tmp_path / "lib/paper_b/flows.py").write_text("# changed\n")
+    stale = fingerprints.stale_chapters(chapters, stems, notebooks.get)
+    assert stale == {
+        "annulus": "lib/paper_b/flows.py changed",
+        "scorecard": "it runs after annulus, which executes again",
+    }
+    assert fingerprints.stale_chapters(chapters, ["scorecard"], notebooks.get) == {}, "annulus has not run again yet"
+    (tmp_path / "lib/paper_b/flows.py").write_text("# lib/paper_b/flows.py\n")
+    (tmp_path / "lib/core/params.py").write_text("# changed\n")
+    assert set(fingerprints.stale_chapters(chapters, stems, notebooks.get)) == {"annulus", "copy_task", "scorecard"}
+    (tmp_path / "lib/core/params.py").write_text("# lib/core/params.py\n")
+
+    chapters["new"] = {"source": book / "annulus.md", "parameters": {}, "after": []}  # no record yet: it runs
+    assert fingerprints.stale_chapters(chapters, stems + ["new"], lambda s: tmp_path / f"{s}.ipynb") == {
+        "new": "no execution record"
+    }
+    chapters["copy_task"]["parameters"] = {"seeds": 3}
+    assert fingerprints.stale_chapters(chapters, ["copy_task"], notebooks.get) == {
+        "copy_task": "its parameters changed"
+    }
+
+
+def test_patterns_name_chapters_after_their_parameter(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "template.md").write_text(HEADER.format(body="glue('x', n, display=False)"))
+    (book / "t_own.md").write_text(HEADER.format(body=""))
+    (book / "chapters.yml").write_text("t_{n}: {source: template.md}\nt_5: {title: Five}\nt_own: {}\n")
+    found = manifest.load_manifest(book)
+    assert found["t_5"]["source"] == book / "template.md" and found["t_5"]["parameters"] == {"n": 5}
+    assert found["t_own"]["source"] == book / "t_own.md", "a chapter with a source of its own keeps it"
+    assert found.entry("t_7")["parameters"] == {"n": 7} and found.entry("x_7") is None
+    assert found.bound("t_5") == {"n": 5} and found.bound("t_own") == {}
+    from bookrun.cli import main
+
+    with pytest.raises(ManifestError, match=r"chapter 't_5' runs n=5 \(its name says so\); run --only t_9"):
+        main(["--book-dir", str(book), "--toc", "/none", "--only", "t_5", "-p", "n", "9"])
+
+
+def test_glued_values_read_plain_values_and_claims(tmp_path):
+    from bookrun.results import claim_records, glued_values
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("")
+    record = lambda name, text: nbformat.v4.new_output(  # noqa: E731
+        "display_data",
+        data={"application/papermill.record/text/plain": text},
+        metadata={"scrapbook": {"name": name}},
+    )
+    claim = json.dumps({"id": "A1", "kind": "holds"})
+    cell.outputs = [record("a", "0.5"), record("b", "'sine'"), record("c", "np.float64(0.25)"), record("fig", "<F>")]
+    cell.outputs.append(record("claim_A1", repr(claim)))
+    nb.cells.append(cell)
+    nbformat.write(nb, tmp_path / "ch.ipynb")
+    assert glued_values(tmp_path / "ch.ipynb") == {"a": 0.5, "b": "sine", "c": 0.25, "claim_A1": claim}
+    assert claim_records(tmp_path, ["ch"]) == [{"id": "A1", "kind": "holds", "chapter": "ch"}]
+    with pytest.raises(FileNotFoundError, match="execute chapter 'other' before the scorecard"):
+        claim_records(tmp_path, ["other"])
+
+
+def test_a_task_module_of_your_own_registers_here_and_in_the_processes_started(tmp_path, monkeypatch):
+    from lib.paper_a import tasks
+
+    monkeypatch.delenv(tasks.MODULES_ENV, raising=False)
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    name = f"mine_{os.getpid()}"
+    (folder / "mine.py").write_text(
+        "from lib.paper_a.tasks import as_batch, register_task, rng_for\n\n\n"
+        f"@register_task({name!r}, n_inputs=1, n_outputs=1)\n"
+        "def generate(batch_size, *, seed):\n"
+        "    x = rng_for(seed).standard_normal((batch_size, 3, 1))\n"
+        "    return as_batch(x, x)\n"
+    )
+    assert tasks.load_task_modules(folder) == [name] and tasks.load_task_modules(folder / "mine.py") == []
+    assert tasks.get_task(name).generate(2, seed=0).inputs_btx.shape == (2, 3, 1)
+    child = subprocess.run(
+        [sys.executable, "-c", f"from lib.paper_a.tasks import available_tasks; print({name!r} in available_tasks())"],
+        capture_output=True, text=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )  # fmt: skip
+    assert child.stdout.strip() == "True", child.stderr
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        tasks.load_task_modules(tmp_path / "nothing" / "here.py")
+
+
+def test_failure_lines_say_where_the_error_was_raised():
+    from bookrun.child import last_frame
+
+    frames = [
+        "\x1b[0;31m---------------------------------------------------------------------------\x1b[0m",
+        "Cell In[3], line 2\n      1 x = 1\n----> 2 f(x)\n",
+        "File /repo/lib/core/params.py:41, in real(name, value)\n     40 if value < 0:\n---> 41     raise ValueError\n",
+        "ValueError: x=-1 is out of range",
+    ]
+    frames[2] = frames[2].replace("--->", "---->")
+    assert last_frame(frames) == "File /repo/lib/core/params.py:41, in real(name, value): raise ValueError"
+    assert last_frame([]) is None
+
+
+# --------------------------------------------------------------------------------------------- slow: imports recorded
+
+NESTED = """
+from jupyter_client.manager import start_new_kernel
+
+km, kc = start_new_kernel()  # a kernel this chapter starts (as new_task runs the task template)
+try:
+    kc.execute_interactive("import lib.core.tables", timeout=120)
+finally:
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+glue("twice", n * 2, display=False)
+"""
+
+
+@pytest.mark.slow
+def test_imports_of_every_kernel_are_recorded_and_decide_what_re_executes(book, tmp_path):
+    from bookrun import fingerprints
+
+    book, env = book
+    (book / "nested.md").write_text(HEADER.format(body=NESTED))
+    (book / "chapters.yml").write_text("ok: {}\nnested: {}\n")
+    out = tmp_path / "_build" / "executed" / "book"
+    proc = _run(book, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ok, nested = (fingerprints.stored_record(out / f"{s}.ipynb") for s in ("ok", "nested"))
+    assert "lib/core/parallel.py" in ok["imports"] and "lib/core/params.py" in ok["imports"]
+    assert "lib/core/tables.py" not in ok["imports"]
+    assert "lib/core/tables.py" in nested["imports"], "the nested kernel's imports count"
+
+    # as if lib/core/parallel.py had changed since: only the chapter that imported it executes again
+    notebook = nbformat.read(out / "ok.ipynb", as_version=4)
+    notebook.metadata["book_execution"]["imports"]["lib/core/parallel.py"] = "an older version"
+    nbformat.write(notebook, out / "ok.ipynb")
+    proc = _run(book, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "to run   ok: lib/core/parallel.py changed" in proc.stdout and "up to date nested" in proc.stdout
+    assert "executing 1 of 2" in proc.stdout
+
+
+@pytest.mark.slow
+def test_a_pattern_chapter_runs_under_its_own_name(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    (book / "template.md").write_text(HEADER.format(body="glue('twice', n * 2, display=False)"))
+    (book / "chapters.yml").write_text("t_{n}: {source: template.md}\n")
+    env = dict(os.environ, BOOK_BUILD_DIR=str(tmp_path / "_build"), PYTHONPATH=str(ROOT))
+    proc = _run(book, "--only", "t_4", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((tmp_path / "_build" / "scratch" / "t_4" / "results.json").read_text()) == {"t_4::twice": 8}
+    (book / "chapters.yml").write_text("t_{n}: {source: template.md}\nt_4: {}\n")  # one line: in the book
+    proc = _run(book, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads((tmp_path / "_build" / "results.json").read_text()) == {"t_4::twice": 8}

@@ -11,12 +11,14 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from tests.conftest import MYST_FRONT, load_execute_book
+from bookrun.chapter import kernel_env
+from bookrun.manifest import coerce, load_manifest, toc_files
+from bookrun.results import parse_glued
+from tests.conftest import MYST_FRONT
 
 ROOT = Path(__file__).resolve().parent.parent
-execute_book = load_execute_book()
-MANIFEST = execute_book.load_manifest(ROOT / "book")
-TOC = execute_book.toc_files(ROOT / "_toc.yml")
+MANIFEST = load_manifest(ROOT / "book")
+TOC = toc_files(ROOT / "_toc.yml")
 
 HEADER = (
     MYST_FRONT
@@ -60,15 +62,15 @@ def test_chapter_is_a_myst_notebook_with_parameters(source):
     [("0.5", 0.5), ("np.float64(0.25)", 0.25), ("np.int64(3)", 3), ("True", True), ("'a'", "a"), ("<Fig>", None)],
 )
 def test_parse_glued(text, value):
-    assert execute_book.parse_glued(text) == value
+    assert parse_glued(text) == value
 
 
 def test_parameter_values_are_coerced_like_papermill():
-    assert [execute_book.coerce(v) for v in ("3", "0.5", "True", "sine")] == [3, 0.5, True, "sine"]
+    assert [coerce(v) for v in ("3", "0.5", "True", "sine")] == [3, 0.5, True, "sine"]
 
 
 def _run(book: Path, *args, env=None):
-    cmd = [sys.executable, str(ROOT / "scripts" / "execute_book.py"), "--book-dir", str(book), "--toc", "/none"]
+    cmd = [sys.executable, "-m", "bookrun", "--book-dir", str(book), "--toc", "/none"]
     return subprocess.run(cmd + list(args), capture_output=True, text=True, env=env, cwd=ROOT)
 
 
@@ -101,7 +103,7 @@ def test_executes_collects_and_refuses_failures(tiny_book, tmp_path):
     proc = _run(book, "--only", "ok", "-p", "n", "5", env=env)
     assert proc.returncode == 0, proc.stderr
     run = tmp_path / "_build" / "scratch" / "ok-n=5"
-    assert json.loads((run / "results.json").read_text()) == {"twice": 10}
+    assert json.loads((run / "results.json").read_text()) == {"ok::twice": 10}
     assert json.loads((tmp_path / "_build" / "results.json").read_text()) == {"ok::twice": 6}, "the book's own"
 
 
@@ -122,7 +124,7 @@ def test_unknown_chapter_is_refused(tiny_book):
 
 def test_kernel_env_gives_workers_unless_the_user_chose(monkeypatch):
     monkeypatch.delenv("BOOK_WORKERS", raising=False)
-    env = execute_book.kernel_env(2)
+    env = kernel_env(2)
     assert env["BOOK_WORKERS"] == "2" and env["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("BOOK_WORKERS", "1")
-    assert execute_book.kernel_env(2)["BOOK_WORKERS"] == "1"
+    assert kernel_env(2)["BOOK_WORKERS"] == "1"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.paper_a import book_plumbing, rnn, schur, train
+from lib.paper_a import rnn, schur, train
 from lib.paper_a import task_analysis as ta
 
 
@@ -138,34 +138,6 @@ def test_safe_fraction(tiny):
 def test_spec_table_names_choices():
     text = repr(ta.spec_table("sine"))
     assert "we choose" in text and "Sussillo" in text and "n_grid = 51" in text
-
-
-def test_execute_task_chapter_rejects_bad_names_before_running(tmp_path):
-    out = tmp_path / "x.ipynb"
-    with pytest.raises(ValueError, match=r"task='integrater' is not allowed; choose one of \[.*'integrator'"):
-        book_plumbing.execute_task_chapter(out, task="integrater")
-    with pytest.raises(ValueError, match=r"parameters contains \['seed'\]; allowed elements are"):
-        book_plumbing.execute_task_chapter(out, task="sine", seed=3)
-    with pytest.raises(ValueError, match="noise_level"):
-        book_plumbing.execute_task_chapter(out, task="integrator", task_params={"noise_level": 0.1})
-    assert not out.exists()
-
-
-def test_glued_values_reads_plain_values(tmp_path):
-    import nbformat
-
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("")
-    record = lambda name, text: nbformat.v4.new_output(  # noqa: E731
-        "display_data",
-        data={"application/papermill.record/text/plain": text},
-        metadata={"scrapbook": {"name": name}},
-    )
-    cell.outputs = [record("a", "0.5"), record("b", "'sine'"), record("fig", "<Figure size 1x1>")]
-    nb.cells.append(cell)
-    path = tmp_path / "n.ipynb"
-    nbformat.write(nb, path)
-    assert book_plumbing.glued_values(path) == {"a": 0.5, "b": "sine"}
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 import torch
 
-from lib.paper_a.tasks import available_tasks, get_task
+from lib.core.paths import REPO_ROOT
+from lib.paper_a.tasks import available_tasks, get_task, load_task_modules
+
+load_task_modules(REPO_ROOT / "book" / "tasks")  # the book's example of a task outside lib: the integrator
 
 NEURO = {  # name: (n_inputs, n_outputs, length)
     "flipflop": (3, 3, 25),

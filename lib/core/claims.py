@@ -36,7 +36,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 from lib.core.tables import Link, Table
@@ -194,22 +193,6 @@ def records_from_values(values: dict[str, Any], chapter: str = "") -> list[dict[
         if name == f"claim_{rec.get('id')}":
             found.append({**rec, "chapter": chapter})
     return found
-
-
-def collect(executed_dir: Path, stems: Sequence[str]) -> list[dict[str, Any]]:
-    """Every claim record published by the executed notebooks ``executed_dir/<stem>.ipynb``, in ``stems`` order.
-
-    A missing notebook raises ``FileNotFoundError`` naming it (the scorecard runs after every chapter).
-    """
-    from lib.paper_a.task_analysis import glued_values
-
-    records = []
-    for stem in stems:
-        path = Path(executed_dir) / f"{stem}.ipynb"
-        if not path.is_file():
-            raise FileNotFoundError(f"{path} is missing: execute chapter {stem!r} before the scorecard")
-        records.extend(records_from_values(glued_values(path), stem))
-    return records
 
 
 def counts(records: Iterable[dict[str, Any]]) -> dict[str, int]:

@@ -23,6 +23,8 @@ from lib.papers import schur_ablation as paper_a
 
 #: The gap below which a block counts as sitting at the threshold.
 GAP_CUT = 0.01
+#: The title of the chapter's claims section (its anchor links the scorecard to it).
+CLAIMS_SECTION = "The paper's claims for this task"
 
 
 def both(task: str, values: dict[str, Any]) -> dict[str, Any]:

@@ -62,27 +62,7 @@ from lib.paper_a.task_analysis.paper_claims import KIND_FACTOR, copy_claims, tas
 from lib.paper_a.task_analysis.profiles import SolutionProfile, fvu_of, profile_solution, subset_key
 from lib.paper_a.tasks import available_tasks, get_task
 
-#: Book plumbing (lib.paper_a.book_plumbing), reachable here until the executor takes it over (issue #14);
-#: book/new_task.md and lib.core.claims read it through this package.
-_BOOK_PLUMBING = ("TASK_CHAPTER", "chapter_parameters", "copy_chapter_settings", "execute_task_chapter", "glued_values")
-
-
-def __getattr__(name: str):
-    if name in _BOOK_PLUMBING:
-        from lib.paper_a import book_plumbing
-
-        return getattr(book_plumbing, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
-    # book plumbing (lib.paper_a.book_plumbing), re-exported until the executor takes it over
-    "TASK_CHAPTER",
-    "chapter_parameters",
-    "copy_chapter_settings",
-    "execute_task_chapter",
-    "glued_values",
-    # the task analysis
     "COPY_LAGS",
     "GENERIC_ORDERINGS",
     "HELDOUT_SEED",

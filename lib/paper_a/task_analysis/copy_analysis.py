@@ -14,12 +14,14 @@ from lib.paper_a.train import TrainConfig, load_or_train_many
 COPY_LAGS = 128
 
 
-def copy_chapter_configs(seeds: int, settings: dict[str, Any] | None = None) -> list[TrainConfig]:
-    """The copy chapter's dense orthogonal solutions at its width, seeds 0..seeds−1, configured exactly as it does."""
-    from lib.paper_a.book_plumbing import copy_chapter_settings  # reads book/copy_task.md
+def copy_chapter_configs(seeds: int, settings: dict[str, Any]) -> list[TrainConfig]:
+    """The copy chapter's dense orthogonal solutions at its width, seeds 0..seeds−1, configured exactly as it does.
+
+    ``settings``: the copy chapter's parameters (``bookrun.chapter_settings("copy_task")`` in a chapter).
+    """
     from lib.paper_a.train import copy_config
 
-    st = settings if settings is not None else copy_chapter_settings()
+    st = settings
     overrides = dict(
         lr=st["lr"],
         batch_size=st["batch_size"],

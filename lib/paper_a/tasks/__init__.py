@@ -3,12 +3,23 @@
 A task generator is a callable ``generate(batch_size, *, seed, **task_params) -> Batch`` returning seeded,
 batch-vectorised ``inputs_btx``, ``targets_bty`` (and optionally a ``mask_bty``). Each task carries metadata naming
 its source, its input/output sizes and its default parameters; ``get_task`` gives a clear error for unknown names.
+
+The modules of this package register themselves when it is imported (no list to edit). A reader's own task lives
+outside ``lib``, in a module or a folder of modules of their own, e.g. ``book/tasks/``: ``load_task_modules(path)``
+imports it, and the processes this one starts (``lib.core.parallel``'s workers, a nested kernel) import it too.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import importlib.util
+import os
+import pkgutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 _REGISTRY: dict[str, TaskSpec] = {}
@@ -50,5 +61,62 @@ def get_task(name: str) -> TaskSpec:
     return _REGISTRY[name]
 
 
-# Task modules register themselves on import. Keep this list sorted.
-from . import context, copy, flipflop, integrator, sine  # noqa: E402,F401
+#: The reader's task modules loaded in this process (absolute paths, ``os.pathsep``-separated), inherited by the
+#: processes it starts so that they register the same tasks.
+MODULES_ENV = "BOOK_TASK_MODULES"
+_loaded: dict[tuple[str, str], str] = {}  # (file name, sha256 of its bytes) -> module name
+
+
+def _load_file(path: Path) -> list[str]:
+    """Import the task module at ``path`` once per content (the same file copied elsewhere is the same module)."""
+    key = (path.name, hashlib.sha256(path.read_bytes()).hexdigest())
+    if key in _loaded:
+        return []
+    before = set(_REGISTRY)
+    name = f"book_tasks_{key[1][:12]}.{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # the training cache fingerprints the task's module through sys.modules
+    spec.loader.exec_module(module)
+    _loaded[key] = name
+    known = [p for p in os.environ.get(MODULES_ENV, "").split(os.pathsep) if p]
+    os.environ[MODULES_ENV] = os.pathsep.join(dict.fromkeys([*known, str(path)]))
+    return sorted(set(_REGISTRY) - before)
+
+
+def registered(name: str) -> bool:
+    """Whether a task called ``name`` is registered (in this process)."""
+    return name in _REGISTRY
+
+
+def load_task_modules(where: str | os.PathLike) -> list[str]:
+    """Register the tasks of a reader's own modules: a ``.py`` file, a folder of them, or a dotted module name.
+
+    Relative paths are relative to the working directory (a chapter's: its folder). Returns the task names it
+    registered; ``FileNotFoundError`` names a path that does not exist.
+    """
+    path = Path(where)
+    if path.suffix == ".py" or path.is_dir() or os.sep in str(where):
+        if not path.exists():
+            raise FileNotFoundError(f"task module {str(where)!r} does not exist (from {Path.cwd()})")
+        files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_")) if path.is_dir() else [path]
+        return [name for file in files for name in _load_file(file.resolve())]
+    before = set(_REGISTRY)
+    try:
+        importlib.import_module(str(where))
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(
+            f"task module {str(where)!r} is neither a file or folder (from {Path.cwd()}) nor an importable module"
+        ) from None
+    return sorted(set(_REGISTRY) - before)
+
+
+from ._common import Batch, as_batch, rng_for  # noqa: E402,F401 - what a task module builds its batches with
+
+# Task modules register themselves on import: every module of this package, then the reader's (see MODULES_ENV).
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+for _path in [p for p in os.environ.get(MODULES_ENV, "").split(os.pathsep) if p]:
+    if Path(_path).is_file():
+        _load_file(Path(_path))

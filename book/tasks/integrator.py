@@ -1,12 +1,14 @@
-"""1-D noisy integrator (not in paper A): report the running sum of one noisy stream; the book's "new task" example."""
+"""1-D noisy integrator (not in paper A): report the running sum of one noisy stream; the book's "new task" example.
+
+A task of the reader's own, outside ``lib``: the task chapter registers it with ``load_task_modules("tasks")``.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from lib.core import params
-from lib.paper_a.tasks import register_task
-from lib.paper_a.tasks._common import Batch, as_batch, rng_for
+from lib.paper_a.tasks import Batch, as_batch, register_task, rng_for
 
 DEFAULTS = {"length": 25, "bias_max": 0.01, "noise": 0.025, "dt": 0.04}
 

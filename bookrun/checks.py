@@ -1,0 +1,103 @@
+"""Checks before anything runs: the environment (``BOOK_WORKERS``, a writable model cache) and the values a reader
+gives a chapter (each chapter's own validation cells, executed in a plain IPython process)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from lib.core.paths import REPO_ROOT, build_dir
+
+from .manifest import ManifestError
+from .processes import cache_dir, kill_group, make_run_tmp
+
+CHECK_TIMEOUT = 300.0  # seconds the parameter check of all chapters may take
+CHILD_CHECK = "--check-values-child"  # the hidden mode of ``python -m bookrun`` that runs the checks
+
+
+def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, str]:
+    """Run every chapter's validation cells (``{stem: cells}``) in one plain IPython process working in ``cwd``;
+    ``{stem: "Type: message"}`` for those that refuse their parameters. A checker that cannot run (or runs too long)
+    is reported on stderr and skipped."""
+    if not chapters:
+        return {}
+    tmp = make_run_tmp(build_dir(), "check")
+    try:
+        spec, out = tmp / "check.json", tmp / "result.json"
+        spec.write_text(
+            json.dumps({"cwd": str(cwd), "chapters": [{"stem": s, "cells": c} for s, c in chapters.items()]})
+        )
+        cmd = [sys.executable, "-m", "bookrun", CHILD_CHECK, str(spec), str(out)]
+        proc = subprocess.Popen(
+            cmd, cwd=REPO_ROOT, env={**env, "MPLBACKEND": "Agg"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            output, _ = proc.communicate(timeout=CHECK_TIMEOUT)
+        except BaseException:  # a timeout, Ctrl-C: the check is not worth a leftover process
+            kill_group(proc, signal.SIGKILL)
+            proc.wait()
+            if sys.exc_info()[0] is subprocess.TimeoutExpired:
+                print(f"warning: the parameter check took over {CHECK_TIMEOUT:.0f} s; skipped", file=sys.stderr)
+                return {}
+            raise
+        if proc.returncode != 0 or not out.is_file():
+            tail = output.decode(errors="replace").strip().splitlines()[-3:]
+            print(f"warning: the parameter check could not run ({' / '.join(tail)}); skipped", file=sys.stderr)
+            return {}
+        return {k: v for k, v in json.loads(out.read_text()).items() if v}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def check_values_child(spec_path: str, out_path: str) -> int:
+    """Child process of :func:`check_values`: each chapter's cells in a fresh IPython namespace, output discarded."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    spec = json.loads(Path(spec_path).read_text())
+    os.chdir(spec["cwd"])
+    shell = InteractiveShell.instance()
+    results = {}
+    for item in spec["chapters"]:
+        shell.reset(new_session=False)
+        error = None
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            for code in item["cells"]:
+                result = shell.run_cell(code, store_history=False, silent=True)
+                exc = result.error_before_exec or result.error_in_exec
+                if exc is not None:
+                    error = f"{type(exc).__name__}: {exc}"
+                    break
+        results[item["stem"]] = error
+    Path(out_path).write_text(json.dumps(results))
+    return 0
+
+
+def check_environment(env: dict[str, str]) -> None:
+    """``BOOK_WORKERS`` and the model cache, checked before any chapter starts (ManifestError naming the fix)."""
+    from lib.core import paths
+    from lib.core.parallel import default_workers
+
+    saved = os.environ.get("BOOK_WORKERS")
+    try:
+        if "BOOK_WORKERS" in env:
+            os.environ["BOOK_WORKERS"] = env["BOOK_WORKERS"]
+        default_workers()
+    except ValueError as exc:
+        raise ManifestError(f"{exc}; unset it to use one process per CPU") from None
+    finally:
+        if saved is None:
+            os.environ.pop("BOOK_WORKERS", None)
+        else:
+            os.environ["BOOK_WORKERS"] = saved
+    try:
+        paths.ensure_writable(cache_dir(env), "model cache")
+    except PermissionError as exc:
+        raise ManifestError(str(exc)) from None

@@ -1,0 +1,71 @@
+"""The process that executes one chapter: papermill in it (its output is the chapter's log), the kernel shut down on
+SIGTERM; ``python -m bookrun --papermill-child <spec.json>``."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import sys
+from pathlib import Path
+
+from .processes import die_with_parent, kill_marked
+
+CHILD_PAPERMILL = "--papermill-child"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def papermill_child(spec_path: str) -> int:
+    """One chapter. Exit status 0 (success), 1 (the chapter raised: ``error.json`` has its type, message and the
+    last frame of its traceback) or 130 (stopped). Whatever the way out, the processes this run started (kernel,
+    workers) are ended before it returns."""
+    import logging
+
+    import papermill
+
+    die_with_parent()
+    spec = json.loads(Path(spec_path).read_text())
+    stopping: list[int] = []
+
+    def stop(signum, frame):
+        if not stopping:  # the first signal interrupts papermill; the others must not interrupt the clean-up
+            stopping.append(signum)
+            raise KeyboardInterrupt
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    error, code = None, 0
+    try:
+        papermill.execute_notebook(
+            spec["input"], spec["output"], parameters=spec["parameters"], kernel_name="python3", cwd=spec["cwd"],
+            log_output=True, progress_bar=False, request_save_on_cell_execute=True,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        print("stopped by a signal: the kernel and its workers are shut down", file=sys.stderr, flush=True)
+        error, code = {"ename": "Interrupted", "evalue": "stopped by a signal"}, 130
+    except papermill.PapermillExecutionError as exc:
+        error = {"ename": exc.ename, "evalue": exc.evalue, "cell": exc.exec_count, "at": last_frame(exc.traceback)}
+        code = 1
+    except BaseException as exc:  # papermill or the kernel failed outside a cell
+        import traceback
+
+        traceback.print_exc()
+        error, code = {"ename": type(exc).__name__, "evalue": str(exc)}, 1
+    finally:
+        stopping.append(0)
+        kill_marked(spec["marker"])  # the kernel and its workers, if papermill did not shut them down
+    if error:
+        Path(spec["error"]).write_text(json.dumps(error))
+    return code
+
+
+def last_frame(traceback: list[str]) -> str | None:
+    """Where an IPython traceback ends: ``"<file>:<line> ...: <code>"`` of its last frame (None if none is found)."""
+    frames = [_ANSI.sub("", t) for t in traceback or [] if "---->" in _ANSI.sub("", t)]
+    if not frames:
+        return None
+    lines = frames[-1].strip().splitlines()
+    code = next((ln.split("---->", 1)[1].strip() for ln in lines if "---->" in ln), "")
+    code = re.sub(r"^\d+\s*", "", code)
+    return f"{lines[0].strip()}: {code}" if code else lines[0].strip()

@@ -1,0 +1,251 @@
+"""``python -m bookrun``: execute the book's chapters with papermill and collect every glued number.
+
+Each chapter listed in ``book/chapters.yml`` is converted from MyST (jupytext) to a notebook, executed by papermill
+with its manifest parameters into ``_build/executed/book/<stem>.ipynb`` (log: ``_build/logs/<stem>.log``), and its
+glued values are gathered into ``_build/results.json`` as ``{"<stem>::<name>": value}``. Plain MyST pages named in
+``_toc.yml``, the bibliography and a reader's modules (``book/**/*.py``, e.g. ``book/tasks/``) are copied beside
+them, so the HTML is built from this tree with execution off and the notebooks re-execute there.
+
+A chapter is re-executed only when its source, its parameters, the requirements, a repository file its kernels
+imported during its last execution, or a chapter it runs after changed (``bookrun.fingerprints``). Any failure makes
+the command exit non-zero and prints the chapter's error. Nothing good is lost: a notebook is replaced only by one
+that succeeded, so a failure, Ctrl-C or SIGTERM leaves the previous notebook and its numbers in ``results.json``.
+
+With ``-p`` (or ``--name``), or for a chapter made from a pattern of the manifest (``task_{task}``: ``--only
+task_integrator`` runs the task template for the task ``integrator``), a chapter runs as a *scratch run* into its own
+folder ``_build/scratch/<chapter>[-<parameters>]/`` (``notebook.ipynb``, ``run.log``, ``parameters.json``,
+``results.json`` keyed ``<chapter>::<name>``), never touching the book's tree; an existing run is replaced only with
+``--force``.
+
+Examples::
+
+    python -m bookrun                                   # the whole book, two chapters at a time
+    python -m bookrun --only copy_task                  # one chapter of the book
+    python -m bookrun --only copy_task -p seeds 3       # -> _build/scratch/copy_task-seeds=3/
+    python -m bookrun --only task_integrator            # your own task (book/tasks/) -> _build/scratch/task_integrator/
+    python -m bookrun --only task_sine -p task_params '{length: 30}' --name sine-short
+    python -m bookrun --list                            # every chapter's parameters, as Python
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from lib.core.paths import REPO_ROOT, build_dir
+
+from .chapter import Job, kernel_env
+from .checks import check_environment, check_values
+from .fingerprints import stale_chapters
+from .manifest import ManifestError, check_parameters, coerce, load_manifest, parameter_lines, validation_cells
+from .processes import NAME_RULE, Lock, cache_dir, clean_stale, lock_path, run_name, shown
+from .run import Run, execute
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bookrun",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--only", nargs="+", metavar="STEM", help="execute only these chapters")
+    parser.add_argument(
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+        help="override a chapter parameter (with --only; a scratch run). VALUE as papermill's -p; a dict or list "
+        "as YAML: -p task_params '{length: 30}'",
+    )  # fmt: skip
+    parser.add_argument("--name", help="the scratch run's folder name (default: the chapter and its parameters)")
+    parser.add_argument(
+        "--force", "--overwrite", action="store_true",
+        help="re-execute even if up to date; replace an existing scratch run",
+    )  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2)")
+    parser.add_argument("--out", type=Path, help="output tree (default _build/executed, or _build/scratch)")
+    parser.add_argument("--book-dir", type=Path, default=REPO_ROOT / "book", help=argparse.SUPPRESS)
+    parser.add_argument("--toc", type=Path, default=REPO_ROOT / "_toc.yml", help=argparse.SUPPRESS)
+    parser.add_argument("--list", action="store_true", help="list the chapters and their parameters, then stop")
+    return parser
+
+
+def _list(manifest) -> int:
+    for stem, entry in manifest.items():
+        print(f"{stem}  ({shown(entry['source'])})")
+        for line in parameter_lines(entry):
+            print(f"    {line}")
+    for pattern in manifest.patterns:
+        example = pattern.stem.replace("{" + pattern.name + "}", f"<{pattern.name}>")
+        print(f"{pattern.stem}  ({shown(pattern.source)}; any {pattern.name}: --only {example})")
+    return 0
+
+
+def _chapters(parser, manifest, args, overrides) -> dict[str, dict]:
+    """The selected chapters' entries (copies), with the reader's parameters applied and checked."""
+    selected = list(manifest) if not args.only else list(dict.fromkeys(args.only))
+    chapters = {}
+    for stem in selected:
+        entry = manifest.entry(stem)
+        if entry is None:
+            patterns = [p.stem for p in manifest.patterns]
+            parser.error(f"unknown chapter(s) {[stem]}; chapters are: {list(manifest)}, and the patterns {patterns}")
+        for name, value in overrides.items():
+            fixed = manifest.bound(stem).get(name)
+            if fixed is not None and fixed != value:
+                other = manifest.stem_for(stem, name, value)
+                raise ManifestError(f"chapter {stem!r} runs {name}={fixed!r} (its name says so); run --only {other}")
+        entry = {**entry, "parameters": {**entry["parameters"], **overrides}}
+        if overrides:  # the manifest's title describes the book's parameters, not the reader's
+            entry["title"] = None
+        if not entry["source"].is_file():
+            raise ManifestError(f"chapter {stem!r} needs {entry['source']}, which does not exist")
+        check_parameters(stem, entry["source"], entry["parameters"])
+        chapters[stem] = entry
+    return chapters
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    manifest = load_manifest(args.book_dir)
+    if args.list:
+        return _list(manifest)
+    if args.jobs < 1:
+        parser.error(f"--jobs={args.jobs} must be at least 1")
+    overrides = {name: coerce(value, name) for name, value in args.parameter}
+    if (overrides or args.name) and not args.only:
+        parser.error("-p and --name need --only: a scratch run executes named chapters")
+    chapters = _chapters(parser, manifest, args, overrides)
+    selected = list(chapters)
+    if args.name is not None:
+        if not NAME_RULE.fullmatch(args.name):
+            parser.error(f"--name={args.name!r} must be 1-120 letters, digits and . _ + = , - (starting alphanumeric)")
+        if len(selected) > 1:
+            parser.error(f"--name={args.name!r} names one run; give one chapter with --only (got {selected})")
+    scratch = bool(overrides) or args.name is not None or any(s not in manifest for s in selected)
+
+    build = build_dir()
+    out_root = (args.out or build / ("scratch" if scratch else "executed")).resolve()
+    book_tree = (build / "executed" if scratch else out_root) / args.book_dir.name
+    out_dir = out_root if scratch else book_tree
+    env = kernel_env()
+    check_environment(env)
+    for line in clean_stale(build, cache_dir(env), out_root if scratch else None):
+        print(f"  cleaned: {line}", flush=True)
+
+    jobs_for: dict[str, Job] = {}
+    if scratch:
+        for stem, entry in chapters.items():
+            name = args.name or run_name(stem, overrides)
+            run_dir = out_dir / name
+            staging = out_dir / f".{name}.partial-{os.getpid()}"
+            jobs_for[stem] = Job(
+                stem, entry, 1, staging / "run.log", run_dir / "notebook.ipynb", out_dir / f"{name}.failed",
+                run_dir=run_dir, staging=staging, overrides=overrides,
+            )  # fmt: skip
+    else:
+        for stem, entry in chapters.items():
+            jobs_for[stem] = Job(stem, entry, 1, build / "logs" / f"{stem}.log", out_dir / f"{stem}.ipynb",
+                                 build / "logs" / f"{stem}.failed.ipynb")  # fmt: skip
+    notebooks = {stem: job.notebook for stem, job in jobs_for.items()}
+
+    def notebook_of(stem: str) -> Path:
+        return notebooks.get(stem, book_tree / f"{stem}.ipynb")
+
+    stale = stale_chapters({**manifest, **chapters}, selected, notebook_of, args.force)
+    if scratch:
+        for stem in selected:
+            if not _scratch_stale(jobs_for[stem], stale.get(stem)):
+                del jobs_for[stem]
+        # every value the reader gave, before anything starts: each chapter's own validation cell, run on its own
+        refused = check_values(
+            {s: validation_cells(chapters[s]["source"], chapters[s]["parameters"]) for s in jobs_for},
+            env,
+            args.book_dir,
+        )
+        if refused:
+            raise ManifestError(
+                "\n".join(f"chapter {s!r} refuses its parameters: {msg}" for s, msg in refused.items())
+                + "\nnothing was executed"
+            )
+    else:
+        jobs_for = {s: job for s, job in jobs_for.items() if s in stale}
+
+    # one execution per book tree, one per scratch run: a second one is refused, not mixed in
+    locks: list[Lock] = []
+    try:
+        if scratch:
+            for job in jobs_for.values():
+                locks.append(Lock(lock_path(build, job.run_dir), f"scratch run {shown(job.run_dir)}"))
+            again = stale_chapters(chapters, list(jobs_for), notebook_of, args.force)
+            jobs_for = {
+                s: job for s, job in jobs_for.items() if _scratch_stale(job, again.get(s))
+            }  # finished meanwhile?
+        else:
+            locks.append(Lock(lock_path(build, out_dir), f"the book tree {shown(out_dir)}"))
+        if not scratch:
+            _copy_pages(args, manifest, out_dir)
+        run = Run(manifest=manifest, selected=selected, jobs_for=jobs_for, reasons=stale, scratch=scratch,
+                  build=build, out_root=out_root, out_dir=out_dir, book_tree=book_tree, jobs=args.jobs)  # fmt: skip
+        return execute(run)
+    finally:
+        for lock in locks:
+            lock.release()
+
+
+def _scratch_stale(job: Job, reason: str | None) -> bool:
+    """True if the scratch run must execute: it has no successful run, or (``--force``) it is stale; ManifestError
+    if its folder holds a run of another execution and ``--force`` is not given."""
+    if not job.notebook.is_file():
+        return True
+    if reason is None:
+        print(f"  up to date {shown(job.run_dir)} (--force runs it again)", flush=True)
+        return False
+    if reason == "--force":
+        return True
+    raise ManifestError(
+        f"scratch run {shown(job.run_dir)} already exists (executed with other parameters or code: {reason}); pass "
+        "--force to replace it, or --name to run beside it"
+    )
+
+
+def _copy_pages(args, manifest, out_dir: Path) -> None:
+    """Plain pages of the table of contents, the bibliography and the reader's modules travel with the notebooks."""
+    from .manifest import toc_files
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if args.toc.is_file():
+        for rel in toc_files(args.toc):
+            stem = Path(rel).name
+            if stem in manifest:
+                continue
+            src = REPO_ROOT / f"{rel}.md"
+            if not src.is_file():
+                raise ManifestError(f"{args.toc} names {rel}, but neither {src} nor a manifest chapter exists")
+            shutil.copy2(src, out_dir / src.name)
+    for extra in args.book_dir.glob("*.bib"):
+        shutil.copy2(extra, out_dir / extra.name)
+    for module in args.book_dir.rglob("*.py"):
+        if "__pycache__" not in module.parts:
+            target = out_dir / module.relative_to(args.book_dir)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(module, target)
+
+
+def entry_point(argv: list[str] | None = None) -> int:
+    """``main`` with the signals handled and errors printed: the exit status of ``python -m bookrun``."""
+    from .run import Interrupted, install_signal_handlers
+
+    install_signal_handlers()
+    try:
+        return main(argv)
+    except BrokenPipeError:  # e.g. --list | head
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except ManifestError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except Interrupted as exc:  # before any chapter started: nothing to stop
+        print(f"INTERRUPTED ({exc}): nothing was executed", file=sys.stderr)
+        return 128 + exc.signum

@@ -1,0 +1,183 @@
+"""When a chapter must execute again: its execution record, and the imports a kernel records while it runs.
+
+An executed notebook carries, in its metadata under :data:`RECORD_KEY`, what its execution depended on: the source
+(path and hash), the parameters, the requirements, every repository file its kernels imported (``lib`` modules, a
+reader's task module, this package) with its hash, and the records of the chapters it runs after. The chapter is up to
+date while all of them are unchanged: an edit to ``lib/paper_b/flows.py`` re-executes only the chapters whose kernels
+imported it.
+
+The imports are recorded by the kernel itself: the executor gives each chapter an IPython profile whose startup file
+(:data:`STARTUP`) appends, after every cell, the repository files newly found in ``sys.modules`` to a log. Every process
+inheriting the chapter's environment logs there too: a kernel the chapter starts itself (``new_task`` runs the task
+template) and the executor that starts it. Worker processes (``lib.core.parallel``) are not kernels and are not
+logged; they run jobs of modules the kernel imported to submit them, and the kernel runs the same jobs itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from lib.core.paths import REPO_ROOT
+
+RECORD_KEY = "book_execution"
+LOGS_VAR = "BOOK_IMPORT_LOGS"  # folders (os.pathsep-separated) where kernels log the repository files they imported
+ROOT_VAR = "BOOK_REPO_ROOT"
+REQUIREMENTS = ("requirements.txt", "pyproject.toml")
+
+STARTUP = '''"""bookrun: after every cell, log the repository files this kernel imported (see bookrun.fingerprints)."""
+
+
+def _bookrun_log_imports():
+    import os
+    import sys
+
+    root = os.environ.get("BOOK_REPO_ROOT", "")
+    logs = [d for d in os.environ.get("BOOK_IMPORT_LOGS", "").split(os.pathsep) if d]
+    build = os.path.realpath(os.environ.get("BOOK_BUILD_DIR", os.path.join(root, "_build")))
+    seen = set()
+
+    def log(*_):
+        new = []
+        for module in list(sys.modules.values()):
+            path = getattr(module, "__file__", None)
+            if not isinstance(path, str) or not os.path.isabs(path) or path in seen:  # torch._classes: "_classes.py"
+                continue
+            seen.add(path)
+            path = os.path.realpath(path)
+            inside = path.startswith(root + os.sep) and not path.startswith(build + os.sep)
+            if inside and "site-packages" not in path and path.endswith(".py"):
+                new.append(os.path.relpath(path, root))
+        for folder in logs if new else ():
+            try:
+                with open(os.path.join(folder, f"{os.getpid()}.txt"), "a") as fh:
+                    fh.write("\\n".join(new) + "\\n")
+            except OSError:
+                pass
+
+    if root and logs:
+        log()
+        get_ipython().events.register("post_run_cell", log)  # noqa: F821 - IPython's startup namespace
+
+
+_bookrun_log_imports()
+del _bookrun_log_imports
+'''
+
+
+def recording_env(tmp: Path, env: dict[str, str]) -> dict[str, str]:
+    """Environment entries that make the kernels of a run log their imports into ``tmp/imports`` (and into the logs
+    of an enclosing run, when this run is nested in a chapter). ``imported_files(tmp)`` reads them back."""
+    startup = tmp / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-bookrun-imports.py").write_text(STARTUP)
+    (tmp / "imports").mkdir(exist_ok=True)
+    logs = [d for d in env.get(LOGS_VAR, "").split(os.pathsep) if d] + [str(tmp / "imports")]
+    return {"IPYTHONDIR": str(tmp / "ipython"), LOGS_VAR: os.pathsep.join(logs), ROOT_VAR: str(REPO_ROOT.resolve())}
+
+
+def imported_files(tmp: Path) -> list[str]:
+    """The repository files (relative paths) the kernels of a run logged in ``tmp/imports``."""
+    found = set()
+    for log in (tmp / "imports").glob("*.txt"):
+        found.update(line.strip() for line in log.read_text().splitlines() if line.strip())
+    return sorted(found)
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 of a file's bytes (None if it does not exist)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _relative(path: Path) -> str:
+    path = Path(path).resolve()
+    try:
+        return str(path.relative_to(REPO_ROOT.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def requirements_digest() -> str:
+    h = hashlib.sha256()
+    for name in REQUIREMENTS:
+        h.update((file_digest(REPO_ROOT / name) or "").encode())
+    return h.hexdigest()
+
+
+def make_record(source: Path, parameters: dict, imports: list[str], after: dict[str, str]) -> dict[str, Any]:
+    """The execution record of a chapter that just succeeded (``after``: its dependencies' record digests)."""
+    return {
+        "source": _relative(source),
+        "source_sha256": file_digest(source),
+        "parameters": parameters,
+        "requirements_sha256": requirements_digest(),
+        "imports": {rel: file_digest(REPO_ROOT / rel) for rel in imports},
+        "after": dict(after),
+    }
+
+
+def record_digest(record: dict | None) -> str:
+    """A short hash of a record (what a dependent chapter remembers of it); "" for no record."""
+    if not record:
+        return ""
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def stored_record(notebook: Path) -> dict | None:
+    """The execution record of an executed notebook (None if missing, unreadable or from an older executor)."""
+    if not Path(notebook).is_file():
+        return None
+    try:
+        with open(notebook, encoding="utf-8") as fh:
+            record = json.load(fh).get("metadata", {}).get(RECORD_KEY)
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and "imports" in record else None
+
+
+def why_stale(record: dict | None, source: Path, parameters: dict) -> str | None:
+    """Why a chapter executed as ``record`` says must execute again with ``source`` and ``parameters`` (None: it is
+    up to date, dependencies aside)."""
+    if record is None:
+        return "no execution record"
+    if record.get("source") != _relative(source) or record.get("source_sha256") != file_digest(source):
+        return "its source changed"
+    if json.dumps(record.get("parameters"), sort_keys=True) != json.dumps(parameters, sort_keys=True):
+        return "its parameters changed"
+    if record.get("requirements_sha256") != requirements_digest():
+        return "the requirements changed"
+    changed = [rel for rel, sha in sorted(record["imports"].items()) if file_digest(REPO_ROOT / rel) != sha]
+    if changed:
+        return f"{', '.join(changed[:3])}{' and others' if len(changed) > 3 else ''} changed"
+    return None
+
+
+def stale_chapters(manifest: dict, stems: list[str], notebook_of, force: bool = False) -> dict[str, str]:
+    """``{stem: reason}`` for the chapters among ``stems`` that must execute: their own record is stale, or one they
+    run after is stale or was executed again since (``notebook_of(stem)``: where its executed notebook is)."""
+    reasons: dict[str, str | None] = {}
+
+    def reason(stem: str) -> str | None:
+        if stem in reasons:
+            return reasons[stem]
+        reasons[stem] = None  # a cycle is reported by the scheduler
+        entry = manifest[stem]
+        record = stored_record(notebook_of(stem))
+        why = "--force" if force else why_stale(record, entry["source"], entry["parameters"])
+        for dep in entry["after"] if why is None else ():
+            if dep in stems and reason(dep) is not None:
+                why = f"it runs after {dep}, which executes again"
+            elif (record.get("after") or {}).get(dep) != record_digest(stored_record(notebook_of(dep))):
+                why = f"{dep} was executed again since"
+            if why:
+                break
+        reasons[stem] = why
+        return why
+
+    return {stem: why for stem in stems if (why := reason(stem)) is not None}

@@ -1,0 +1,227 @@
+"""The executor's housekeeping: where things go, run names, locks, and the processes a run starts.
+
+Every process a run starts carries ``BOOK_EXECUTOR_RUN=<build tag>:<executor pid>:<chapter>:<random>`` in its
+environment, so the executor can end a chapter's papermill, kernel and workers together, and a later run can find and
+end those of a killed run (Linux ``/proc``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from lib.core import paths
+from lib.core.paths import build_dir
+
+from .manifest import ManifestError
+
+MARKER_VAR = "BOOK_EXECUTOR_RUN"  # in the environment of every process a run starts: papermill, kernel, workers
+
+
+def cache_dir(env: dict[str, str]) -> Path:
+    """The model cache the kernels will use (``lib.core.paths.cache_dir`` under the kernels' environment ``env``)."""
+    return Path(env.get("BOOK_CACHE_DIR", Path(env.get("BOOK_BUILD_DIR", build_dir())) / "cache")).resolve()
+
+
+def shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (shorter on the terminal)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+_SAFE = re.compile(r"[A-Za-z0-9._+-]+")
+NAME_RULE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=,-]{0,119}")
+
+
+def _slug(value) -> tuple[str, bool]:
+    """A file-name-safe text for a parameter value, and whether it is exact (else a hash is added to the name)."""
+    if value is None or isinstance(value, bool | int | float):
+        return str(value), True
+    if isinstance(value, str):
+        return (value, True) if _SAFE.fullmatch(value) else (re.sub(r"[^A-Za-z0-9._+-]+", "_", value) or "_", False)
+    if isinstance(value, list):
+        return "_".join(_slug(v)[0] for v in value) or "empty", False
+    if isinstance(value, dict):
+        return "_".join(f"{k}-{_slug(v)[0]}" for k, v in sorted(value.items())) or "empty", False
+    return "_", False
+
+
+def run_name(stem: str, overrides: dict) -> str:
+    """The folder of a scratch run: ``<stem>-<name>=<value>,...`` (sorted), plus a short hash where the text is not
+    exact (strings with other characters, lists, dicts) or too long."""
+    parts, exact = [], True
+    for key in sorted(overrides):
+        text, ok = _slug(overrides[key])
+        parts.append(f"{key}={text}")
+        exact &= ok
+    name = f"{stem}-{','.join(parts)}" if parts else stem
+    if not exact or len(name) > 100:
+        digest = hashlib.sha256(json.dumps(overrides, sort_keys=True).encode()).hexdigest()[:8]
+        name = f"{name[:90]}-{digest}"
+    return name
+
+
+def make_run_tmp(build: Path, stem: str) -> Path:
+    """A private temporary folder ``<build>/.tmp/<stem>-<executor pid>-<random>`` (stale once that pid is gone)."""
+    root = build / ".tmp"
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{stem}-{os.getpid()}-{secrets.token_hex(4)}"
+    path.mkdir()
+    return path
+
+
+def write_json_atomic(path: Path, payload) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def replace_folder(new: Path, target: Path) -> None:
+    """Put folder ``new`` at ``target`` (two renames; the old ``target`` is removed only once ``new`` is in place)."""
+    old = target.with_name(f".{target.name}.old-{os.getpid()}")
+    if target.exists():
+        os.replace(target, old)
+    os.replace(new, target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+class Lock:
+    """An exclusive ``flock`` on ``path`` (released by the kernel if this process dies); ManifestError if held."""
+
+    def __init__(self, path: Path, what: str):
+        import fcntl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fh = open(path, "a+")  # noqa: SIM115 - held until release()
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.seek(0)
+            holder = self.fh.read().strip() or "?"
+            self.fh.close()
+            raise ManifestError(f"{what} is being executed by another process (pid {holder}); wait for it") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(str(os.getpid()))
+        self.fh.flush()
+
+    def release(self) -> None:
+        self.fh.close()
+
+
+def lock_path(build: Path, target: Path) -> Path:
+    digest = hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:12]
+    return build / ".locks" / f"{target.name}-{digest}.lock"
+
+
+# --------------------------------------------------------------------------------------------- processes
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def marked_processes(prefix: str) -> dict[int, str]:
+    """``{pid: marker}`` of the processes whose environment has ``BOOK_EXECUTOR_RUN=<prefix>...`` (Linux /proc)."""
+    key = f"{MARKER_VAR}={prefix}".encode()
+    found = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return found
+    for entry in os.listdir(proc):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = (proc / entry / "environ").read_bytes()
+        except OSError:
+            continue
+        for item in environ.split(b"\0"):
+            if item.startswith(key):
+                found[int(entry)] = item.split(b"=", 1)[1].decode(errors="replace")
+                break
+    return found
+
+
+def kill_marked(prefix: str, exclude: set[int] | None = None, grace: float = 3.0) -> list[int]:
+    """SIGTERM every process marked ``prefix`` (the kernel, its workers), then SIGKILL what is left after ``grace``."""
+    exclude = {os.getpid()} | (exclude or set())
+    pids = [p for p in marked_processes(prefix) if p not in exclude]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + (grace if sig == signal.SIGTERM else 1.0)
+        while pids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            pids = [p for p in pids if p in marked_processes(prefix)]
+        if not pids:
+            break
+    return pids
+
+
+def kill_group(proc: subprocess.Popen, sig: int) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, sig)
+
+
+def die_with_parent() -> None:
+    """Linux: SIGTERM this process when the executor dies, even by SIGKILL (then it shuts its kernel down)."""
+    parent = int(os.environ.get("BOOK_EXECUTOR_PID", "0"))
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if parent and os.getppid() != parent:  # the executor died before the line above
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def build_tag(build: Path) -> str:
+    return hashlib.sha256(str(build).encode()).hexdigest()[:8]
+
+
+def clean_stale(build: Path, cache: Path, scratch_root: Path | None) -> list[str]:
+    """Remove what killed runs of this build folder left: their processes, temporary folders (kernel files included),
+    half-written cache files and scratch staging folders. Runs still alive are left alone. Returns what was done."""
+    done = []
+    for pid, marker in marked_processes(f"{build_tag(build)}:").items():
+        owner = int(marker.split(":")[1])
+        if not alive(owner):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                done.append(f"killed orphaned process {pid} of a killed run")
+    pattern = re.compile(r".+-(\d+)-[0-9a-f]{8}$")
+    for folder in (build / ".tmp").glob("*"):
+        match = pattern.match(folder.name)
+        if match and not alive(int(match[1])):
+            shutil.rmtree(folder, ignore_errors=True)
+            done.append(f"removed {shown(folder)}")
+    done += [f"removed {shown(p)}" for p in paths.remove_stale_temporaries(cache)]
+    if scratch_root is not None and scratch_root.is_dir():
+        stale = re.compile(r"^\..+\.(?:partial|old)-(\d+)$")
+        for folder in scratch_root.iterdir():
+            match = stale.match(folder.name)
+            if match and not alive(int(match[1])):
+                shutil.rmtree(folder, ignore_errors=True)
+                done.append(f"removed {shown(folder)}")
+    return done

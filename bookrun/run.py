@@ -1,0 +1,124 @@
+"""One execution of selected chapters: the jobs side by side, the results written, a signal handled."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .chapter import Executor, Interrupted, Job
+from .processes import shown, write_json_atomic
+from .results import write_results
+from .terminal import Console, Relay, schedule
+
+STOP_GRACE = 20.0  # seconds a stopped chapter gets to shut its kernel down before it is killed
+
+
+@dataclass
+class Run:
+    """What ``python -m bookrun`` decided to do: the chapters to execute (``jobs_for``) and why (``reasons``)."""
+
+    manifest: dict
+    selected: list[str]
+    jobs_for: dict[str, Job]
+    reasons: dict[str, str]
+    scratch: bool
+    build: Path
+    out_root: Path
+    out_dir: Path
+    book_tree: Path
+    jobs: int
+
+
+def execute(run: Run) -> int:
+    """Execute ``run``'s jobs; the exit status (0, 1 if a chapter failed, 128 + signal if interrupted)."""
+    from lib.core.parallel import available_cpus
+
+    todo = list(run.jobs_for)
+    run.out_dir.mkdir(parents=True, exist_ok=True)
+    print(f"executing {len(todo)} of {len(run.selected)} chapter(s) into {shown(run.out_dir)} ({run.jobs} at a time)")
+    for stem in run.selected:
+        if stem in todo:
+            print(f"  to run   {stem}: {run.reasons.get(stem, 'no successful run')}", flush=True)
+        elif not run.scratch:
+            print(f"  up to date {stem}", flush=True)
+
+    # the CPUs are shared out: chapters running side by side each get one worker process, a chapter alone gets all
+    workers = max(1, available_cpus() // max(1, min(run.jobs, len(todo))))
+    results_path = None if run.scratch else run.out_root.parent / "results.json"
+    executor = Executor(run.build, run.book_tree, results_path, list(run.manifest))
+    console = Console()
+    relay = Relay(console, alone=len(todo) == 1)
+    sub_manifest = {s: {**run.jobs_for[s].entry, "after": [d for d in run.jobs_for[s].entry["after"] if d in todo]}
+                    for s in todo}  # fmt: skip
+
+    def one(stem: str) -> float:
+        job = run.jobs_for[stem]
+        job.workers = workers
+        if job.staging is not None:
+            job.staging.mkdir(parents=True, exist_ok=True)
+            executor.write_run_parameters(job, "running")
+        relay.add(job)
+        return executor.run(job)
+
+    start = time.perf_counter()
+    interrupted = None
+    timings, failures = {}, []
+    try:
+        timings, failures = schedule(sub_manifest, todo, one, run.jobs, console, relay)
+    except Interrupted as exc:
+        interrupted = exc
+        _stop(executor, console, exc)
+    total = time.perf_counter() - start
+
+    if results_path is not None:
+        results = write_results(results_path, run.out_dir, list(run.manifest))
+        if timings:
+            timing_path = run.build / "timings.json"
+            previous = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
+            previous.update({s: round(t, 1) for s, t in timings.items()})
+            write_json_atomic(timing_path, previous)
+        print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall; {len(results)} glued values collected")
+    else:
+        print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall")
+        for stem in timings:
+            job = run.jobs_for[stem]
+            print(f"  run folder: {shown(job.run_dir)} (notebook.ipynb, run.log, parameters.json, results.json)")
+    if interrupted is not None:
+        kept = "earlier runs are unchanged" if run.scratch else "the previous notebooks and results.json are unchanged"
+        print(f"INTERRUPTED ({interrupted}): stopped before finishing; {kept}", file=sys.stderr)
+        return 128 + interrupted.signum
+    if failures:
+        print(f"FAILED: {failures}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _stop(executor: Executor, console: Console, exc: Interrupted) -> None:
+    """After a signal: stop every chapter (SIGTERM to its papermill, which shuts the kernel down), wait for them to
+    clean up, kill what is left after ``STOP_GRACE`` seconds (or at a second signal)."""
+    hurry = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: hurry.set())
+    console.line(f"{exc}: stopping the running chapters (the previous results stay)", err=True)
+    executor.terminate(signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE
+    while executor.active and time.monotonic() < deadline and not hurry.is_set():
+        time.sleep(0.1)
+    if executor.active:
+        executor.terminate(signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while executor.active and time.monotonic() < deadline:  # the job threads remove their temporary folders
+        time.sleep(0.1)
+
+
+def install_signal_handlers() -> None:
+    def handler(signum, frame):
+        raise Interrupted(signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
