@@ -1,4 +1,4 @@
-"""The copy-task chapter's ablations (``book/copy_task.md``): glue values and tables of every ablated controller.
+"""The copy-task chapter's ablations (chapter ``copy_task``): glue values and tables of every ablated controller.
 
 ``profile`` below is an :class:`lib.paper_a.ablation.AblationResult`: one controller's accuracy after zeroing each
 subset of couplings. The settings, solutions and replay score are in :mod:`lib.paper_a.chapters.copy_task`.

@@ -1,4 +1,4 @@
-"""The copy-task chapter (``book/copy_task.md``): its settings, solutions, replay score, glue values and tables.
+"""The copy-task chapter (chapter ``copy_task``): its settings, solutions, replay score, glue values and tables.
 
 The ablations of the trained controllers, their tables and the chapter's claims are in
 :mod:`lib.paper_a.chapters.copy_ablations`.

@@ -1,4 +1,4 @@
-"""The controls of ``book/paper_a_open.md``: raw distance, the λ path, the two coordinate systems, ε-stabilizers.
+"""The controls of chapter ``paper_a_open``: raw distance, the λ path, the two coordinate systems, ε-stabilizers.
 
 ``records`` is task → the :class:`lib.paper_a.confound.AblationRecord` of every ablation of every solution
 (:meth:`lib.paper_a.chapters.paper_a_open.OpenStudy.measure`); ``labels`` names the ablations as the figures do.

@@ -1,4 +1,4 @@
-"""The chapter on what paper A left open (``book/paper_a_open.md``): its settings, measurements and first tables.
+"""The chapter on what paper A left open (chapter ``paper_a_open``): its settings, measurements and first tables.
 
 Every table that names an ablation takes ``labels`` (ablation name → its label, the figures' ``NAMES``), so the
 tables and figures name the ablations alike. The controls (raw distance, the λ path, the coordinate systems,

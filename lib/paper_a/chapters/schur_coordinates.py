@@ -1,4 +1,4 @@
-"""The Schur-coordinates chapter (``book/schur_coordinates.md``): its two example matrices and their glue values."""
+"""The Schur-coordinates chapter (chapter ``schur_coordinates``): its two example matrices and their glue values."""
 
 from __future__ import annotations
 

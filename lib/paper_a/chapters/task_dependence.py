@@ -1,4 +1,4 @@
-"""The task-dependence chapter (``book/task_dependence.md``): every task's solutions side by side, and robustness.
+"""The task-dependence chapter (chapter ``task_dependence``): every task's solutions side by side, and robustness.
 
 Its settings (:class:`DependenceStudy`), the solutions it reads (the task and copy chapters' cached models, and the
 variants of the open task choices), and each section's glue values and table.
@@ -223,13 +223,17 @@ def threshold_gap_table(analyses: dict[str, ta.TaskAnalysis]) -> tuple[dict[str,
 
 
 def variant_comparison(
-    study: DependenceStudy, analyses: dict[str, ta.TaskAnalysis], variants: dict[str, dict[str, ta.TaskAnalysis]]
+    study: DependenceStudy,
+    analyses: dict[str, ta.TaskAnalysis],
+    variants: dict[str, dict[str, ta.TaskAnalysis]],
+    own_label: str,
 ) -> tuple[dict[str, Any], dict[str, ta.TaskAnalysis], Table]:
-    """Each task's first seeds under the book's choices and under each variant: values, the figure's groups, table."""
+    """Each task's first seeds under the task chapters' own choices (labelled ``own_label``) and under each variant:
+    the glue values, the figure's groups (label → analysis) and the table."""
     values, rows, groups = {"variant_seeds": study.variant_seeds}, [], {}
     for t in TASKS:
         main = ta.TaskAnalysis(t, {}, analyses[t].alpha, analyses[t].profiles[: study.variant_seeds])
-        for label, a in {"book's choice": main, **variants[t]}.items():
+        for label, a in {own_label: main, **variants[t]}.items():
             groups[f"{t}: {label}"] = a
             fractions = "; ".join(f"{n} {a.fraction(f):.2f}" for n, f in ta.paper_orderings(t).items())
             dfvu = [a.mean_sem("dfvu", b)[0] for b in ta.SINGLE_BLOCKS]
