@@ -1,0 +1,176 @@
+"""The chapter on what paper A left open (chapter ``paper_a_open``): its settings, measurements and first tables.
+
+Every table that names an ablation takes ``labels`` (ablation name → its label, the figures' ``NAMES``), so the
+tables and figures name the ablations alike. The controls (raw distance, the λ path, the coordinate systems,
+ε-stabilizers) and the chapter's claims are in :mod:`lib.paper_a.chapters.paper_a_controls`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lib.core import params
+from lib.core.parallel import map_in_processes
+from lib.core.tables import Table
+from lib.paper_a import conditioning as cd
+from lib.paper_a import confound, rnn, train
+from lib.paper_a import open_questions as oq
+from lib.paper_a import perturbation as pt
+from lib.paper_a import task_analysis as ta
+
+#: The three §4 tasks and the copy task (its dense-orthogonal controllers at the paper's width).
+TASKS = ("flipflop", "sine", "context", "copy")
+#: The ablations measured: each single block, and all three together.
+ABLATIONS = tuple(confound.sub.BLOCK_SETS)
+#: The copy controllers' width (paper A: 72).
+COPY_WIDTH = 72
+
+
+@dataclass(frozen=True)
+class OpenStudy:
+    """The chapter's settings, validated on construction (``alpha`` by the task analyses' TaskStudy, before training).
+
+    ``lambdas``: the ablation path's grid (``n_lambda`` points from ``lambda_min`` to ``lambda_max``, each in [0, 1]);
+    ``scales``: the basis test's ``n_scales`` log-spaced sizes from ``scale_min`` to ``scale_max``, each in (0, 1].
+    """
+
+    seeds: int = 10
+    copy_seeds: int = 3
+    alpha: float = 0.9
+    n_eval: int = 64
+    pc_level: float = 0.95
+    draws: int = 20
+    lambda_min: float = 0.0
+    lambda_max: float = 1.0
+    n_lambda: int = 5
+    tolerance: float = 0.01
+    mass_threshold: float = 0.05
+    mass_scan: Sequence[float] = (0.01, 0.02, 0.05, 0.1, 0.2)
+    scale_min: float = 1e-6
+    scale_max: float = 1e-2
+    n_scales: int = 5
+    stability_draws: int = 3
+    draw_seed: int = 0
+    lambdas: np.ndarray = field(init=False, repr=False)
+    scales: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        n_lambda = params.integer("n_lambda", self.n_lambda, min=2)
+        n_scales = params.integer("n_scales", self.n_scales, min=1)
+        checked = {
+            "seeds": params.integer("seeds", self.seeds, min=2),
+            "copy_seeds": params.integer("copy_seeds", self.copy_seeds, min=2),
+            "n_eval": params.integer("n_eval", self.n_eval, min=8, max=512),
+            "pc_level": params.real("pc_level", self.pc_level, min=0.0, max=1.0, min_open=True),
+            "draws": params.integer("draws", self.draws, min=2),
+            "n_lambda": n_lambda,
+            "lambdas": pt.lambda_grid(np.linspace(self.lambda_min, self.lambda_max, n_lambda)),
+            "tolerance": params.real("tolerance", self.tolerance, min=0.0),
+            "mass_threshold": params.real("mass_threshold", self.mass_threshold, min=0.0, max=1.0),
+            "mass_scan": [params.real("mass_scan", m, min=0.0, max=1.0) for m in self.mass_scan],
+            "n_scales": n_scales,
+            "scales": cd.scale_grid(np.logspace(np.log10(self.scale_min), np.log10(self.scale_max), n_scales)),
+            "stability_draws": params.integer("stability_draws", self.stability_draws, min=1),
+            "draw_seed": params.integer("draw_seed", self.draw_seed, min=0),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    def glue_values(self) -> dict[str, Any]:
+        """The settings the prose cites (held-out trials, PC levels, thresholds, draws, λ and scale grids)."""
+        levels = [f"{level:.0%}".replace("%", " %") for level in confound.LEVELS]
+        values = {
+            "pc_levels_text": f"{', '.join(levels[:-1])} and {levels[-1]}",
+            "n_eval": self.n_eval,
+            "pc_level_used": self.pc_level,
+            "mass_threshold_used": self.mass_threshold,
+            "tolerance_used": self.tolerance,
+            "draws_used": self.draws,
+            "lambda_first": float(self.lambdas[0]),
+            "lambda_last": float(self.lambdas[-1]),
+            "n_lambda_used": int(self.lambdas.size),
+            "stability_draws_used": self.stability_draws,
+            "scale_min_used": float(self.scales[0]),
+            "scale_max_used": float(self.scales[-1]),
+        }
+        return values | {f"mass_scan_{i}": float(m) for i, m in enumerate(self.mass_scan)}
+
+    def analyse_solutions(self) -> dict[str, ta.TaskAnalysis]:
+        """task → its analysis: the task chapters' solutions and the copy chapter's dense orthogonal controllers."""
+        analyses = {t: ta.analyse_task(t, self.seeds, alpha=self.alpha, progress=False) for t in TASKS[:3]}
+        copy_configs = [train.copy_config("dense_orthogonal", COPY_WIDTH, s) for s in range(self.copy_seeds)]
+        analyses["copy"] = ta.analyse_copy(copy_configs, alpha=self.alpha)
+        return analyses
+
+    def measure(self, analyses: dict[str, ta.TaskAnalysis]) -> dict[str, list[confound.AblationRecord]]:
+        """task → the records of every ablation of every solution (subspaces, controls, λ path), in processes."""
+        jobs = []
+        for t in reversed(TASKS):  # the longest rollouts (copy) first
+            a, n = analyses[t], min(self.n_eval, len(analyses[t].batch[0]))
+            for p, s in zip(a.profiles, a.solutions, strict=True):
+                w = rnn.as_float64(s.weights)
+                job = (t, p.seed, w, a.batch, self.alpha, p.dfvu, n, self.draws, self.lambdas, self.pc_level)
+                jobs.append((*job, self.draw_seed))
+        done = map_in_processes(confound.study_job, jobs, desc="solutions")
+        return {t: [r for rs in done for r in rs if r.task == t] for t in TASKS}
+
+
+def conditions_table(analyses: dict[str, ta.TaskAnalysis]) -> tuple[dict[str, Any], Table]:
+    """The solutions per task and the rule that defines each trial's condition; the number of solutions."""
+    table = Table(
+        ("task", "solutions", "condition of a trial"),
+        tuple((t, len(analyses[t].profiles), confound.sub.CONDITION_RULES[t]) for t in TASKS),
+        caption="The solutions and the conditions that define each task-conditioned manifold.",
+    )
+    return {"n_solutions": sum(len(analyses[t].profiles) for t in TASKS)}, table
+
+
+def dimension_table(records: dict[str, list[confound.AblationRecord]]) -> Table:
+    """The subspaces' dimensions per task (medians over solutions)."""
+    return Table(
+        ("task", "readout", "PCs at 90 %", "95 %", "99 %", "manifold", "U"),
+        tuple((t, *oq.dimension_rows(records[t])) for t in TASKS),
+        ".0f",
+        caption="Dimensions of the subspaces (medians over solutions; N_h = 64, copy 72).",
+    )
+
+
+def share_table(records: dict[str, list], which: str, labels: dict[str, str], caption: str) -> Table:
+    """The energy share of Δh(t) (``which="dh"``) or of ΔW h(t) (``"dw"``) in each subspace, per task and ablation."""
+    rows = [(t, labels[row[0]], *row[1:]) for t in TASKS for row in oq.fraction_rows(records[t], ABLATIONS, which)]
+    heads = ("task", "ablation", "mass", "ΔFVU", "readout", "PC90", "PC95", "PC99", "manifold", "U")
+    return Table(heads, tuple(rows), (".3g", ".3g", ".3f", ".3g", *[".2f"] * 6), caption=caption)
+
+
+def confound_table(records: dict[str, list], tolerance: float, mass_threshold: float) -> tuple[dict[str, Any], Table]:
+    """Per task and pooled: does the projection on U explain ΔFVU better than the block? (§5's confound)"""
+    values = {}
+    summaries = {t: oq.confound_summary(records[t], tolerance, mass_threshold) for t in TASKS}
+    for t, s in summaries.items():
+        values |= {f"{key}_{t}": value for key, value in s.items()}
+        for part in ("in", "out", "total"):  # the direct action's energy inside U, outside, in all
+            values[f"energy_{part}_{t}"] = float(sum(getattr(r, f"energy_{part}") for r in records[t]))
+    pooled = [r for t in TASKS for r in records[t] if r.mass > 0]
+    y_all = oq.log_damage([r.dfvu for r in pooled])
+    values["r2_identity_pooled"] = oq.adjusted_r2(y_all, oq.one_hot([r.ablation for r in pooled]))
+    values["r2_task_identity_pooled"] = oq.adjusted_r2(y_all, oq.one_hot([f"{r.task} {r.ablation}" for r in pooled]))
+    values["r2_projection_pooled"] = oq.adjusted_r2(y_all, np.log10([max(r.action_in, 1e-300) for r in pooled]))
+    values["rho_dw_union_pooled"] = oq.spearman([r.frac_dw["union"] for r in pooled], [r.dfvu for r in pooled])
+    cols = ("rho_dw_union", "rho_dh_union", "rho_dw_readout", "r2_identity", "r2_projection",
+            "r2_action", "n_damaging", "frac_outside_harmless", "median_share_inside",
+            "n_harmless_mass", "median_enrichment_harmless", "median_enrichment_damaging", "verdict")  # fmt: skip
+    heads = ("task", "ρ(ΔFVU, ΔW h in U)", "ρ(ΔFVU, Δh in U)", "ρ(ΔFVU, ΔW h in readout)", "R² block",
+             "R² projection", "R² action size", "damaging", "outside part harmless",
+             "median damage share inside", "harmless with mass", "enrichment: harmless",
+             "enrichment: damaging", "the confound")  # fmt: skip
+    table = Table(
+        heads,
+        tuple((t, *[summaries[t][c] for c in cols]) for t in TASKS),
+        ".2f",
+        caption="The confound per task: rank correlations, adjusted R², the inside/outside control.",
+    )
+    return values, table
