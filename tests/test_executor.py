@@ -401,7 +401,7 @@ def test_a_changed_module_re_executes_only_the_chapters_that_imported_it(tmp_pat
     chapters["scorecard"] = {"source": book / "annulus.md", "parameters": {}, "after": ["annulus", "copy_task"]}
     notebooks["scorecard"] = tmp_path / "scorecard.ipynb"
     after = {d: fingerprints.record_digest(fingerprints.stored_record(notebooks[d])) for d in ("annulus", "copy_task")}
-    record = _record({"lib/core/params.py": ""}, tmp_path, book / "annulus.md", after)
+    record = _record({}, tmp_path, book / "annulus.md", after)
     nbformat.write(nbformat.v4.new_notebook(metadata={"book_execution": record}), notebooks["scorecard"])
     stems = list(chapters)
     assert fingerprints.stale_chapters(chapters, stems, notebooks.get) == {}
@@ -559,17 +559,3 @@ def test_a_pattern_chapter_runs_under_its_own_name(tmp_path):
     proc = _run(book, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads((tmp_path / "_build" / "results.json").read_text()) == {"t_4::twice": 8}
-
-
-def test_a_record_without_lib_modules_re_executes(tmp_path, monkeypatch):
-    """A kernel that imported lib from another checkout records no lib file: that record cannot vouch for anything."""
-    from bookrun import fingerprints
-
-    monkeypatch.setattr(fingerprints, "REPO_ROOT", tmp_path)
-    (tmp_path / "requirements.txt").write_text("torch\n")
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "lib" / "m.py").write_text("x = 1\n")
-    source = tmp_path / "c.md"
-    source.write_text("c")
-    assert fingerprints.why_stale(_record({"lib/m.py": ""}, tmp_path, source), source, {}) is None
-    assert "no module of lib" in fingerprints.why_stale(_record({}, tmp_path, source), source, {})
