@@ -51,6 +51,11 @@ def kernel_env(workers: int = 1) -> dict[str, str]:
     env.setdefault("PYTHONHASHSEED", "0")
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     env["BOOK_BUILD_DIR"] = str(build_dir())
+    # the kernels compute with this checkout's lib (not another one an editable install points at), so the imports
+    # they record (bookrun.fingerprints) are this checkout's files
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
     return env
 
 

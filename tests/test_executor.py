@@ -559,3 +559,12 @@ def test_a_pattern_chapter_runs_under_its_own_name(tmp_path):
     proc = _run(book, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads((tmp_path / "_build" / "results.json").read_text()) == {"t_4::twice": 8}
+
+
+def test_kernels_import_this_checkouts_lib(monkeypatch):
+    """An editable install may point at another checkout: the kernels' PYTHONPATH puts this one first."""
+    from bookrun.chapter import kernel_env
+    from lib.core.paths import REPO_ROOT
+
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    assert kernel_env()["PYTHONPATH"].split(os.pathsep) == [str(REPO_ROOT), "/elsewhere"]
