@@ -6,6 +6,7 @@ states; and ``EXPECTED``, the verdict the book expects for each of its claims (s
 
 from __future__ import annotations
 
+from lib.core.claims import VERDICTS
 from lib.papers import Quote
 
 PAPER = "A"
@@ -102,11 +103,7 @@ TASK_ORDERINGS = {
 TASK_NEGLIGIBLE = {"flipflop": ("RR", "almost no raw effect"), "sine": ("RR", "little effect at this width")}
 
 # ------------------------------------------------------------------------------------------------- expected verdicts
-_R = "reproduced"
-_K = "reproduced in kind, values differ"
-_F = "fragile"
-_N = "not reproduced"
-_T = "not testable here"
+_R, _K, _F, _N, _T = VERDICTS  # the categories of lib.core.claims, in its order
 #: claim id → (verdict category the book expects, one-line reason where it is not "reproduced").
 EXPECTED: dict[str, tuple[str, str]] = {
     "A3_fig1_full": (_R, ""),

@@ -9,6 +9,7 @@ the book expects for each claim (see ``lib.core.claims``).
 
 from __future__ import annotations
 
+from lib.core.claims import VERDICTS
 from lib.papers import Quote
 
 PAPER = "B"
@@ -104,9 +105,7 @@ HAMILTONIAN_NOTES = {
 }
 
 # ------------------------------------------------------------------------------------------------- expected verdicts
-_R = "reproduced"
-_K = "reproduced in kind, values differ"
-_N = "not reproduced"
+_R, _K, _N = VERDICTS[0], VERDICTS[1], VERDICTS[3]  # categories of lib.core.claims
 _X = "not testable here"
 #: claim id → (verdict category the book expects, one-line reason where it is not "reproduced").
 EXPECTED: dict[str, tuple[str, str]] = {
