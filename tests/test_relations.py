@@ -5,14 +5,15 @@ import pytest
 import torch
 
 from lib.paper_b import relations
+from lib.paper_b.symmetry import cosine
 
 
 def test_cosine_known_values():
-    assert relations.cosine(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])) == 0.0
-    assert relations.cosine(np.array([1.0, 1.0]), np.array([2.0, 2.0])) == pytest.approx(1.0)
-    assert np.isnan(relations.cosine(np.zeros(3), np.ones(3)))
+    assert cosine(torch.tensor([1.0, 0.0]), torch.tensor([0.0, 2.0])) == 0.0
+    assert cosine(np.array([1.0, 1.0]), np.array([2.0, 2.0])) == pytest.approx(1.0)
+    assert np.isnan(cosine(np.zeros(3), np.ones(3)))
     with pytest.raises(ValueError, match="lengths 2 and 3"):
-        relations.cosine(np.ones(2), np.ones(3))
+        cosine(np.ones(2), np.ones(3))
 
 
 def test_direction_relation_realised_moves():

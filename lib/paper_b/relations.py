@@ -1,8 +1,9 @@
 """How c* and b* relate, and where they sit among the parameters (paper B contribution 3, App. A.5).
 
 Paper B finds "orthogonal directions: one along the symmetry orbit and one towards the equivariant subspace". Two
-cosines make that precise: between c* and b* in parameter space, and between the function-space moves they realise,
-J c* and J b* (eq. 22 makes η and δ orthogonal, so the realised moves are orthogonal up to what the lift leaves out).
+cosines (``lib.paper_b.symmetry.cosine``) make that precise: between c* and b* in parameter space, and between the
+function-space moves they realise, J c* and J b* (eq. 22 makes η and δ orthogonal, so the realised moves are
+orthogonal up to what the lift leaves out).
 :func:`block_shares` splits a per-parameter quantity (‖c‖², S_i², |c_i|·S_i …) over named layer blocks.
 """
 
@@ -15,16 +16,7 @@ import torch
 from torch import Tensor
 
 from lib.paper_b.lifting import _as_operator, _check_matrix
-
-
-def cosine(u: Tensor | np.ndarray, v: Tensor | np.ndarray) -> float:
-    """⟨u, v⟩ / (‖u‖‖v‖) of two vectors of the same length, in float64; NaN when either is zero."""
-    a = torch.as_tensor(u, dtype=torch.float64).reshape(-1)
-    b = torch.as_tensor(v, dtype=torch.float64).reshape(-1)
-    if a.numel() != b.numel():
-        raise ValueError(f"cosine of vectors of lengths {a.numel()} and {b.numel()}: they must be equal")
-    na, nb = float(a.norm()), float(b.norm())
-    return float(a @ b) / (na * nb) if na > 0 and nb > 0 else float("nan")
+from lib.paper_b.symmetry import cosine
 
 
 def direction_relation(J, c: Tensor, b: Tensor) -> dict[str, float]:

@@ -189,8 +189,13 @@ def circle(radius: float = 1.0, n: int = 360, dtype: torch.dtype = torch.float64
     return angles, radius * torch.stack([torch.cos(angles), torch.sin(angles)], dim=1)
 
 
-def cosine(a: Tensor, b: Tensor) -> float:
-    """Cosine of the angle between two flattened vectors (empirical L² inner product); nan if either is zero."""
-    a, b = a.detach().reshape(-1).to(torch.float64), b.detach().reshape(-1).to(torch.float64)
+def cosine(a, b) -> float:
+    """Cosine of the angle between two flattened vectors (tensors or arrays) of equal length (empirical L² inner
+    product, float64);
+    nan if either is zero."""
+    a = torch.as_tensor(a).detach().reshape(-1).to(torch.float64)
+    b = torch.as_tensor(b).detach().reshape(-1).to(torch.float64)
+    if a.numel() != b.numel():
+        raise ValueError(f"cosine of vectors of lengths {a.numel()} and {b.numel()}: they must be equal")
     na, nb = float(a.norm()), float(b.norm())
     return float(a @ b) / (na * nb) if na > 0 and nb > 0 else float("nan")
