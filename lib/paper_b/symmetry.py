@@ -191,8 +191,7 @@ def circle(radius: float = 1.0, n: int = 360, dtype: torch.dtype = torch.float64
 
 def cosine(a, b) -> float:
     """Cosine of the angle between two flattened vectors (tensors or arrays) of equal length (empirical L² inner
-    product, float64);
-    nan if either is zero."""
+    product, float64); nan if either is zero."""
     a = torch.as_tensor(a).detach().reshape(-1).to(torch.float64)
     b = torch.as_tensor(b).detach().reshape(-1).to(torch.float64)
     if a.numel() != b.numel():
