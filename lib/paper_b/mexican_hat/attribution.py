@@ -4,7 +4,8 @@ At one θ₂: the aggregate sensitivities S_i = ‖J_{:,i}‖/sqrt(rows) (RMS ov
 the pointwise S*_i(x_n) concentrate over the probes (participation ratio), and c*, b* in both gauges with each
 parameter's contribution |c_i|·‖J_{:,i}‖ to the realised move, split over V's four layers; and how c* and b* relate
 (``lib.paper_b.relations``). On a rotation-invariant probe set ⟨η, δ⟩ = 0 (eq. 22), so for the min-norm lifts
-(J c = P η) ⟨Pη, Pδ⟩ = −⟨(I−P)η, (I−P)δ⟩ and |cos(J c*, J b*)| ≤ tan∠(η, Pη)·tan∠(δ, Pδ): :func:`orthogonality_bound`.
+(J c = P η) ⟨Pη, Pδ⟩ = −⟨(I−P)η, (I−P)δ⟩ and |cos(J c*, J b*)| ≤ tan∠(η, Pη)·tan∠(δ, Pδ) (plus a term in
+cos(η, δ) where the grid makes it non-zero): :func:`orthogonality_bound`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from torch import Tensor
 
 from lib.paper_b.lifting import GAUGES, TruncatedSVD, lift
 from lib.paper_b.mexican_hat.model import V_SHAPES
-from lib.paper_b.relations import block_shares, direction_relation
+from lib.paper_b.relations import block_shares, cosine, direction_relation
 from lib.paper_b.sensitivity import aggregate_sensitivity
 
 LAYER_NAMES = ("layer 1 (3→32)", "layer 2 (32→32)", "layer 3 (32→32)", "layer 4 (32→1)")
@@ -60,9 +61,12 @@ def sensitivity_summary(J: Tensor, *, dim_y: int = 2, pointwise: bool = True) ->
     return out
 
 
-def orthogonality_bound(angle_c_deg: float, angle_b_deg: float) -> float:
-    """tan∠(η, Pη)·tan∠(δ, Pδ): the largest |cos(Pη, Pδ)| eq. 22 allows when ⟨η, δ⟩ = 0 (inf at a right angle)."""
-    return float(math.tan(math.radians(angle_c_deg)) * math.tan(math.radians(angle_b_deg)))
+def orthogonality_bound(angle_c_deg: float, angle_b_deg: float, cos_targets: float = 0.0) -> float:
+    """The largest |cos(Pη, Pδ)| for targets at principal angles a_c, a_b from the retained range with
+    cos(η, δ) = ``cos_targets``: |cos(η, δ)|/(cos a_c cos a_b) + tan a_c tan a_b, from
+    ⟨Pη, Pδ⟩ = ⟨η, δ⟩ − ⟨(I−P)η, (I−P)δ⟩ (eq. 22 makes ⟨η, δ⟩ = 0 on an invariant grid)."""
+    a, b = math.radians(angle_c_deg), math.radians(angle_b_deg)
+    return float(abs(cos_targets) / (math.cos(a) * math.cos(b)) + math.tan(a) * math.tan(b))
 
 
 @dataclass
@@ -95,7 +99,8 @@ def snapshot(J: Tensor, svd: TruncatedSVD, targets: dict[str, Tensor], *, tau: f
         shares[k, g, "contribution"] = block_shares(np.abs(c) * col, blocks)
     relation = {g: direction_relation(J, lifts["c", g].coef, lifts["b", g].coef) for g in GAUGES}
     c_mn, b_mn = lifts["c", "minnorm"], lifts["b", "minnorm"]
-    bound = orthogonality_bound(c_mn.principal_angle_deg, b_mn.principal_angle_deg)
+    cos_targets = cosine(targets["c"], targets["b"])
+    bound = orthogonality_bound(c_mn.principal_angle_deg, b_mn.principal_angle_deg, cos_targets)
     return Snapshot(coefs, col, shares, relation, bound, int(c_mn.rank))
 
 
