@@ -93,8 +93,8 @@ def shares_glue(snaps: dict[str, Snapshot], annulus: dict) -> dict:
     same = out["top_layer_c_plain"] == out["top_layer_b_plain"]
     out["cb_layers_text"] = "the same layer" if same else "different layers"
     for k in KINDS:
-        out[f"stable_text_{k}"] = ("at the end of every walk too" if out[f"top_layer_{k}_plain_stable"] else
-                                   "but not at the end of every walk")  # fmt: skip
+        stable = out[f"top_layer_{k}_plain_stable"]
+        out[f"stable_text_{k}"] = "stays on top at the end of every walk" if stable else "changes along some walk"
     contrib = {k: snaps["start"].contribution(k, "minnorm") for k in KINDS}
     n_top = max(len(contrib["c"]) // 100, 1)
     top = {k: set(np.argsort(v)[::-1][:n_top].tolist()) for k, v in contrib.items()}
