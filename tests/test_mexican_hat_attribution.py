@@ -10,6 +10,7 @@ import torch
 
 from lib.paper_b import mexican_hat as H
 from lib.paper_b.mexican_hat import attribution as A
+from lib.paper_b.mexican_hat import attribution_report as AR
 from lib.paper_b.mexican_hat import authors, gate
 from lib.paper_b.symmetry import polar_grid
 
@@ -108,3 +109,17 @@ def test_authors_walk_forward_backward_and_bad_parameters():
         authors.authors_walk(problem, theta0, "c", "raw")
     with pytest.raises(ValueError, match="end"):
         w.ratio("sideways")
+
+
+def test_a_flicker_switches_the_re_solve_to_the_exact_route(monkeypatch):
+    probes, theta0 = _small_probes(), _theta(5)
+    problem = gate.GatedProblem(probes, sketch_rank=64)
+    problem.start_gate(theta0, every=1, steps=0)
+    forced = {"rank_sketch": 1, "rank_exact": 2, "flicker": True, "margin": 0.0, "sketch_error": 0.0}
+    monkeypatch.setattr(gate, "compare_spectra", lambda *a, **k: forced)
+    sol = problem.solve(theta0, "b")
+    g = problem.stop_gate()
+    exact = H.pooled_lift(theta0, probes, "b", method="gram").lift
+    assert torch.allclose(sol.lift.coef, exact.coef, rtol=1e-8, atol=1e-12) and sol.lift.method == "gram"
+    assert g.counts()["gate_flickers"] == 1
+    assert "switched" in AR.gate_glue(g)["gate_text"]
