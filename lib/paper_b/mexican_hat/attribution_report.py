@@ -88,6 +88,9 @@ def shares_glue(snaps: dict[str, Snapshot], annulus: dict) -> dict:
             ends = {w: s.shares[k, g, "contribution"] for w, s in snaps.items()}
             out[f"top_layer_{k}_{tag}_stable"] = len({dominant_layer(v) for v in ends.values()}) == 1
             out[f"contrib_{k}_top_share_{tag}"] = float(max(start.values()))
+            coef2 = snaps["start"].shares[k, g, "coef2"]
+            out[f"coef_top_layer_{k}_{tag}"] = short(dominant_layer(coef2))
+            out[f"coef_top_share_{k}_{tag}"] = float(max(coef2.values()))
             out[f"annulus_top_layer_{k}_{tag}"] = short(dominant_layer(annulus["shares"][k, g]))
             out[f"annulus_top_share_{k}_{tag}"] = float(max(annulus["shares"][k, g].values()))
     same = out["top_layer_c_plain"] == out["top_layer_b_plain"]
