@@ -104,6 +104,10 @@ HAMILTONIAN_NOTES = {
     "cos_square": Quote("-0.1", "notes §6.4"),
 }
 
+# Mexican hat, issue 16: the authors' walk (notes §9.5, their run_potential_walk_experiment.py): resolved,
+# unit-normalised steps in parameter space, so many forward and so many backward (−ẑ from θ₀) from the trained θ.
+AUTHORS_WALK = {"unit_step": 0.02, "forward": 5, "backward": 3}
+
 # ------------------------------------------------------------------------------------------------- expected verdicts
 _R, _K, _N = VERDICTS[0], VERDICTS[1], VERDICTS[3]  # categories of lib.core.claims
 _X = "not testable here"
@@ -129,6 +133,8 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "B88_init_alike": (_R, ""),
     "B88_init_fixed_b_ahead": (_R, ""),
     "B88_consistency": (_X, "the book runs no second, independent fixed-mode implementation"),
+    # Mexican hat, issue 16
+    "B_c3_orthogonal_lifts": (_R, ""),
 }
 for _kind in ("c", "b"):  # every row of the §8.8 table: the same data, seed and settings give the same digits
     for _cond in ("wedge_init", "wedge_trained", "full_init", "full_trained"):

@@ -58,3 +58,45 @@ def test_the_gauge_matters_for_a_fixed_walk(results):
 def test_the_exact_check_is_reported(results):
     assert results[K + "sketch_vs_gram"] < 1e-6
     assert results[K + "sketch_check_text"].startswith("agrees")
+
+
+# ------------------------------------------------------------------ issue 16: attribution, relations, walks, gate
+
+
+def test_the_output_bias_of_v_is_dead(results):
+    # a constant in V exerts no force: its column of the force Jacobian, hence S_i, is exactly zero
+    assert results[K + "S_output_bias_trained"] == 0.0
+    assert results[K + "S_output_bias_init"] == 0.0
+
+
+def test_realised_moves_of_c_and_b_obey_the_truncated_orthogonality(results):
+    # eq. 22: ⟨δ, XF⟩ = 0 on the polar grid, so |cos(Pη, Pδ)| ≤ tan∠(η, Pη)·tan∠(δ, Pδ) (min-norm lifts: J c = Pη)
+    assert abs(results[K + "cos_cb_function_plain"]) <= results[K + "cos_cb_bound"]
+    assert results[K + "cos_cb_within_bound_walks"] is True
+    # the bound itself is informative only when both targets are mostly reachable (angles well below 45°)
+    assert results[K + "cos_cb_bound"] < 1
+
+
+def test_authors_walk_moves_the_defect_as_the_flows_predict(results):
+    for tag in ("plain", "gauged"):
+        # along b* the defect falls (e^{−t}), backward (−b*) it rises (e^{+|t|})
+        fwd, bwd = results[K + f"authors_ratio_fwd_b_{tag}"], results[K + f"authors_ratio_bwd_b_{tag}"]
+        assert fwd < 1 < bwd
+        assert abs(fwd - results[K + f"authors_pred_fwd_b_{tag}"]) <= 0.1
+        # along c* a rotation keeps the defect (first order per step): the book's own 5 % for the c* walk
+        assert abs(results[K + f"authors_ratio_fwd_c_{tag}"] - 1) <= 0.05
+    # the walk compared is the authors' (notes §9.5)
+    from lib.papers.symmetry_lifting import AUTHORS_WALK
+
+    assert results[K + "authors_step"] == AUTHORS_WALK["unit_step"]
+    assert results[K + "authors_forward"] == AUTHORS_WALK["forward"]
+    assert results[K + "authors_backward"] == AUTHORS_WALK["backward"]
+
+
+def test_the_sketch_gate_ran_and_the_sketch_is_accurate(results):
+    # the start and the end of both resolved walks at least (θ₀ counted once)
+    assert results[K + "gate_checks"] >= 3
+    # a range finder of 96 columns with one power iteration, for a retained rank near 40, resolves the retained
+    # singular values to far better than the band (Halko, Martinsson & Tropp 2011, thm. 10.8 with fast decay)
+    assert results[K + "gate_max_sketch_error"] < 1e-6
+    assert results[K + "gate_text"].startswith("No re-solve") == (results[K + "gate_flickers"] == 0)

@@ -4,7 +4,9 @@ learned force is walked along c* and b*.
 ``system`` (H, the true force, the ground-truth leapfrog), ``data`` (windows), ``model`` (the ASRNN), ``training``
 (its training and the cached result), ``probes`` (the learned force on the pooled probe rows: J, X F, Π F, δ), ``lift``
 (the sketched SVD, the pooled lift), ``problem`` (the lifting problem, profiles, rollout checks), ``gauges`` and
-``walks`` (the two gauges of one lift; the walks), ``report`` and ``claims`` (what the chapter cites and judges).
+``walks`` (the two gauges of one lift; the walks), ``report`` and ``claims`` (what the chapter cites and judges);
+``attribution``, ``attribution_report``, ``gate`` and ``authors`` (per-parameter attribution, the sketch gated against
+the exact spectrum, the authors' unit-step walk: issue 16).
 The hand-written SiLU gradient it trains and analyses with is ``lib.kernels.silu_mlp``.
 """
 

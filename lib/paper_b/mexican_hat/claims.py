@@ -61,6 +61,21 @@ def mexican_hat_claims(values: dict, walks: WalkSet, link) -> list[Claim]:
     ]  # fmt: skip
 
 
+def lift_relation_claim(values: dict, link: str) -> Claim:
+    """Contribution 3 for the lifted directions (extends ``B_c3_orthogonal``, which is about the targets δ and X F):
+    the moves c* and b* realise, J c* and J b*, are orthogonal up to what the truncation leaves out. ``values``
+    holds ``cos_cb_function_plain`` (at θ₀), ``cos_cb_bound`` and ``cos_cb_within_bound_walks`` (every snapshot of the
+    resolved walks within its own bound)."""
+    ours, bound = values["cos_cb_function_plain"], values["cos_cb_bound"]
+    return Claim("B_c3_orthogonal_lifts", "B", "§1 (contribution 3), eq. 22", "contribution 3: c* (along the orbit) "
+                 "and b* (towards the equivariant subspace) are orthogonal directions: the moves J c*, J b* they "
+                 "realise", "orthogonal", ours, "|cos(Jc*, Jb*)| of the min-norm lifts ≤ tan∠(η, Pη)·tan∠(δ, Pδ) + "
+                 "|cos(η, δ)|/(cos∠(η, Pη)·cos∠(δ, Pδ)) (eq. 22 through the truncation) at θ₀ and at every "
+                 "snapshot of the resolved walks",
+                 holds=bool(abs(ours) <= bound * (1 + 1e-6) and values["cos_cb_within_bound_walks"]),
+                 link=link)  # fmt: skip
+
+
 def claims_table(claims: list[Claim]):
     """Statement, the paper's (or notes') value, ours, verdict."""
     from lib.core.tables import Table
