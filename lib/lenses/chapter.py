@@ -144,7 +144,7 @@ def prediction_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table]:
     return values, Table(headers, tuple(table_rows), ".3f", caption)
 
 
-def safe_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table, dict[str, Any]]:
+def safe_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table, Table, dict[str, Any]]:
     """Item 3: ROC AUC of each predictor of "safe" (null fraction at each τ, removed mass, block identity, GN)."""
     safe = _col(rows, "safe").astype(bool)
     identity = scores.leave_one_out_rates(_col(rows, "key"), _col(rows, "owner"), safe)
@@ -156,11 +156,16 @@ def safe_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table, dict[str
     }
     values: dict[str, Any] = {"n_cases": int(safe.size), "n_safe": int(safe.sum()), "tau": study.tau}
     values.update({f"auc_{k}": scores.auc(v, safe) for k, v in predictors.items()})
+    per_task = []
     for t in TASKS:
         sel = _col(rows, "task") == t
-        if sel.any():
-            for k in ("null", "mass", "identity"):
-                values[f"auc_{k}_{t}"] = scores.auc(predictors[k][sel], safe[sel])
+        values[f"n_safe_{t}"] = int(safe[sel].sum())
+        aucs = [scores.auc(predictors[k][sel], safe[sel]) for k in ("null", "mass", "identity")]
+        aucs = [None if math.isnan(a) else a for a in aucs]
+        per_task.append((t, int(safe[sel].sum()), int((~safe[sel]).sum()), *aucs))
+    null = predictors["null"]
+    values["null_mean_safe"] = float(null[safe].mean()) if safe.any() else math.nan
+    values["null_mean_unsafe"] = float(null[~safe].mean()) if (~safe).any() else math.nan
     rows_tau = []
     for i, tau in enumerate(study.taus):
         a = scores.auc(_col(rows, f"null_{tau:g}"), safe)
@@ -171,7 +176,9 @@ def safe_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table, dict[str
     rows_tab = [("removed mass (less is safer)", values["auc_mass"]), ("block identity", values["auc_identity"])]
     rows_tab += [*rows_tau, ("Gauss–Newton ΔFVU", values["auc_gn"])]
     table = Table(("predictor of ΔFVU ≤ tolerance", "ROC AUC"), tuple(rows_tab), ".3f", "Who predicts a safe ablation")
-    return values, table, {"safe": safe, "dfvu": _col(rows, "dfvu"), **predictors}
+    head = ("task", "safe", "not safe", "AUC null fraction", "AUC removed mass", "AUC block identity")
+    by_task = Table(head, tuple(per_task), ".3f", "Per task (an AUC needs safe and unsafe ablations)")
+    return values, table, by_task, {"safe": safe, "dfvu": _col(rows, "dfvu"), **predictors}
 
 
 def roc_curves(predictors: dict[str, np.ndarray], study: LensStudy) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -191,6 +198,7 @@ def attribution_values(lenses: dict[str, list[SolutionLens]]) -> tuple[dict[str,
             per_block[b] = float(np.nanmean([_block_mean(L, b) for L in sols]))
             share_top[b] = float(np.nanmean([_top_share(L, b) for L in sols]))
         values[f"rho_sens_T_{task}"] = float(np.nanmean(rho))
+        values[f"top_block_{task}"] = schur.BLOCK_NAMES[max(share_top, key=lambda b: np.nan_to_num(share_top[b]))]
         for b in schur.ABLATION_BLOCKS:
             values[f"sens_{b}_{task}"] = per_block[b]
             values[f"top_share_{b}_{task}"] = share_top[b]
