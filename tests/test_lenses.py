@@ -150,3 +150,57 @@ def test_path_refuses_lambda_outside_the_unit_interval():
     coords = lj.coordinates(sp)
     with pytest.raises(ValueError, match="lam"):
         path_dfvu(w, coords, ["CC"], 1.2, (x, rnn.rollout(w, x)[0], mask), 0.0)
+
+
+def test_screening_is_the_gauss_newton_of_each_single_entry():
+    from lib.lenses import screening
+
+    w, x, mask, sp = _net(seed=7, batch=5)
+    y = rnn.rollout(w, x)[0] + 0.1
+    coords = lj.coordinates(sp)
+    pred = screening.single_entry_predictions(w, coords, (x, y, mask), chunk_trials=2)
+    real = screening.single_entry_real(w, coords, (x, y, mask))
+    m = mask
+    J = lj.coupling_jacobian(w, coords, x, mask)
+    out = rnn.rollout(w, x)[0]
+    var = float((((y - (y * m).sum((0, 1)) / m.sum((0, 1))) ** 2) * m).sum())
+    r = (out - y).reshape(-1)[mask.reshape(-1) > 0]
+    for i in (0, coords.size - 1):
+        d = torch.zeros(coords.size, dtype=torch.float64)
+        d[i] = -coords.values[i]
+        jd = J @ d
+        assert pred[i] == pytest.approx(float((2 * r @ jd + jd @ jd) / var), rel=1e-10)
+    small = np.abs(coords.values) < 0.05  # tiny entries: first order is exact to O(T_i²)
+    if small.any():
+        assert np.allclose(pred[small], real[small], atol=1e-4)
+    assert screening.top_k_overlap(pred, pred, 3) == 1.0
+    with pytest.raises(ValueError, match="k="):
+        screening.top_k_overlap(pred, real, 0)
+
+
+def test_null_step_leaves_the_retained_directions_alone():
+    from lib.lenses.flow import null_step
+    from lib.paper_b.lifting import truncated_svd
+
+    for batch in (1, 6):  # a wide J (Gram J Jᵀ) and a tall one (Gram Jᵀ J)
+        w, x, mask, sp = _net(seed=8, batch=batch, steps=8)
+        coords = lj.coordinates(sp)
+        J = lj.coupling_jacobian(w, coords, x, mask)
+        step = null_step(J, coords.values, 1e-3)
+        V = truncated_svd(J, tau=1e-3, method="svd").V.numpy()
+        assert np.abs(V.T @ step).max() <= 1e-8 * np.abs(coords.values).max()
+        if J.shape[0] < J.shape[1]:  # a null space exists: the step shrinks the couplings
+            assert np.dot(step, -coords.values) > 0.01 * np.dot(coords.values, coords.values)
+
+
+def test_flow_sheds_mass_and_refuses_bad_parameters():
+    from lib.lenses.flow import shed_mass
+
+    w, x, mask, sp = _net(seed=9, batch=2)
+    coords = lj.coordinates(sp)
+    batch = (x, rnn.rollout(w, x)[0] + 0.1, mask)
+    f = shed_mass(w, coords, batch, eps=10.0, tau=1e-3, steps=3, rate=0.5, probe_rows=4)
+    assert f.steps_within == 3 and np.all(np.diff(f.mass) > 0) and f.shed == f.mass[-1]
+    for kwargs, name in (({"rate": 0.0}, "rate"), ({"rate": 1.5}, "rate"), ({"eps": -1.0}, "eps"), ({"tau": 0}, "tau")):
+        with pytest.raises(ValueError, match=name):
+            shed_mass(w, coords, batch, **{"eps": 0.01, "tau": 1e-3, **kwargs})

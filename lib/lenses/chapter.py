@@ -40,6 +40,9 @@ class LensStudy:
     taus: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1)
     path_points: int = 6
     rank_threshold: float = beyond.RANK_THRESHOLD
+    flow_steps: int = 5
+    flow_rate: float = 0.5
+    flow_probe_rows: int = 2048
 
     def __post_init__(self):
         checked = {
@@ -52,18 +55,27 @@ class LensStudy:
             "taus": check_taus(self.taus),
             "path_points": params.integer("path_points", self.path_points, min=2),
             "rank_threshold": params.real("rank_threshold", self.rank_threshold, min=-1.0, max=1.0),
+            "flow_steps": params.integer("flow_steps", self.flow_steps, min=1),
+            "flow_rate": params.real("flow_rate", self.flow_rate, min=0.0, max=1.0, min_open=True),
+            "flow_probe_rows": params.integer("flow_probe_rows", self.flow_probe_rows, min=1),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "taus", tuple(sorted(set(self.taus) | {self.tau})))
 
-    def lenses(self, copy_settings: dict[str, Any]) -> dict[str, list[SolutionLens]]:
-        """task → the lens of each of its solutions (the first solution of each task also follows the λ-path)."""
-        jobs = [(t, ta.train_solutions(t, self.seeds, progress=False), ta.heldout_batch(t)) for t in TASKS[:3]]
-        if self.copy_seeds:
-            configs = ta.copy_chapter_configs(self.copy_seeds, copy_settings)
+    def jobs(self, copy_settings: dict[str, Any], seeds: int | None = None, copy_seeds: int | None = None):
+        """(task, cached solutions, held-out batch) per task: the first ``seeds`` (default: the study's) of each."""
+        seeds, copy_seeds = seeds or self.seeds, self.copy_seeds if copy_seeds is None else copy_seeds
+        jobs = [(t, ta.train_solutions(t, seeds, progress=False), ta.heldout_batch(t)) for t in TASKS[:3]]
+        if copy_seeds:
+            configs = ta.copy_chapter_configs(copy_seeds, copy_settings)
             batch = ta.heldout_batch("copy", {"replay_steps": ta.COPY_LAGS}, copy_settings["heldout_trials"])
             jobs.append(("copy", train.load_or_train_many(configs, progress=False), batch))
+        return jobs
+
+    def lenses(self, copy_settings: dict[str, Any]) -> dict[str, list[SolutionLens]]:
+        """task → the lens of each of its solutions (the first solution of each task also follows the λ-path)."""
+        jobs = self.jobs(copy_settings)
         out: dict[str, list[SolutionLens]] = {}
         with bar(sum(len(j[1]) for j in jobs), desc="two lenses") as progress:
             for task, solutions, batch in jobs:

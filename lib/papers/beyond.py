@@ -17,6 +17,10 @@ HYPOTHESES: dict[str, str] = {
         "the fraction of an ablation's ‖δ_S‖² in J's near-null space (σ < τσ₁) predicts a safe ablation (ROC AUC) "
         "better than which blocks it removes and better than how much mass it removes"
     ),
+    "L5_flow_sheds_more": (
+        "following the near-null space of J (re-solved each step) sheds more Schur mass within ε = the safe tolerance "
+        "than the best safe block ablation, in the first solution of every task"
+    ),
 }
 
 #: The verdict the book expects for each hypothesis, with its reason.

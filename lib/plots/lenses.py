@@ -91,3 +91,23 @@ def sensitivity_maps(lenses: Mapping[str, Sequence]) -> plt.Figure:
             ax.set_yticks([])
             fig.colorbar(im, ax=ax, shrink=0.7)
     return fig
+
+
+def flow_trajectories(
+    trajectories: Mapping[str, tuple], lenses: Mapping[str, Sequence], tolerance: float
+) -> plt.Figure:
+    """Per task: ΔFVU against removed mass along the near-null flow (line) and for each block ablation (dots)."""
+    tasks = list(trajectories)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks), 3.1), squeeze=False)
+    for ax, task in zip(axes[0], tasks, strict=True):
+        mass, dfvu = trajectories[task]
+        ax.plot(mass, dfvu, "k.-", label="near-null flow")
+        L = lenses[task][0]
+        ax.scatter([L.mass[k] for k in L.keys], [L.dfvu[k] for k in L.keys], color="#C44E52", s=16, label="blocks")
+        ax.axhline(tolerance, color="k", ls="--", lw=0.7)
+        ax.set_yscale("symlog", linthresh=LINTHRESH)
+        ax.set_title(f"{TASK_TITLES.get(task, task)}, seed {L.seed}", fontsize=9)
+        ax.set_xlabel("removed mass ‖ΔT‖/‖T‖")
+    axes[0][0].set_ylabel("ΔFVU")
+    axes[0][0].legend(fontsize=7)
+    return fig
