@@ -150,6 +150,13 @@ def prediction_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table]:
     values["within2_small_mass"] = float(np.nanmean(f_all[small] <= math.log10(2)))
     values["within2_large_mass"] = float(np.nanmean(f_all[~small] <= math.log10(2)))
     values["median_mass"] = float(np.median(mass))
+    by_damage = values["within2_safe"] > values["within2_unsafe"]
+    by_mass = values["within2_small_mass"] > values["within2_large_mass"]
+    values["linear_where"] = (
+        ("the linear picture holds more often where the damage is small" if by_damage else
+         "the linear picture is no better where the damage is small")
+        + (" and where little mass is removed" if by_mass else ", and no better where little mass is removed")
+    )  # fmt: skip
     values["verdict_L2_gn_ranks"] = "holds" if all(ok) else "fails"
     headers = ("task", "ablations", "ρ(ΔFVU)", "ρ(‖Δŷ‖)", "median |log₁₀ factor|", "within ×2")
     caption = "Gauss–Newton prediction against the real ablation: Spearman ρ and factor error"
