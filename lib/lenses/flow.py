@@ -4,8 +4,8 @@ Paper B follows a symmetry by re-solving its lift at every step of the flow. Her
 couplings": the step is the part of −θ (θ the coupling entries of T) that lies in the near-null space of the probe
 Jacobian at the current point, ``c = −P_null θ`` (the closest change to −θ that J_τ leaves unchanged, i.e. the lift
 of a zero change of the function), scaled by ``rate``. Q and the diagonal blocks of T stay fixed, so the eigenvalues
-and the R/C split do not move. After each step the held-out ΔFVU is measured; the flow stops before the first step
-that takes it above ε.
+and the R/C split do not move. After each step the held-out ΔFVU is measured; a step that takes it above ε is halved
+(up to ``halvings`` times) and the flow stops when even the smallest step leaves ε.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from lib.paper_b.lifting import check_tau, retained_rank
 
 @dataclass(frozen=True)
 class FlowResult:
-    """``mass``/``dfvu`` after each step (step 0 = the trained network); ``shed``: the mass removed at the last step
-    within ε (‖ΔT‖_F / ‖T‖_F, paper A's measure); ``steps_within``: how many steps stayed within ε."""
+    """``mass``/``dfvu`` after each accepted step (step 0 = the trained network), all within ε; ``shed``: the mass
+    removed at the last one (‖ΔT‖_F / ‖T‖_F, paper A's measure); ``steps_within``: how many steps were accepted."""
 
     mass: np.ndarray
     dfvu: np.ndarray
@@ -54,12 +54,14 @@ def null_step(J: torch.Tensor, theta: np.ndarray, tau: float) -> np.ndarray:
 
 def shed_mass(
     weights, coords: lj.Coordinates, batch, *, eps: float, tau: float, steps: int = 6, rate: float = 0.5,
-    probe_rows: int = 2048,
+    probe_rows: int = 2048, halvings: int = 4,
 ) -> FlowResult:  # fmt: skip
-    """Follow the re-solved near-null shrinking flow for ``steps`` steps of ``rate`` × the null step."""
+    """Follow the re-solved near-null shrinking flow for ``steps`` steps of ``rate`` × the null step (halved up to
+    ``halvings`` times while a step would leave ε)."""
     eps = params.real("eps", eps, min=0.0)
     steps = params.integer("steps", steps, min=1)
     rate = params.real("rate", rate, min=0.0, max=1.0, min_open=True)
+    halvings = params.integer("halvings", halvings, min=0)
     w = rnn.as_float64(weights)
     x, _, mask = batch
     rows_per_trial = int((torch.ones_like(batch[1]) if mask is None else mask)[0].gt(0).sum())
@@ -72,12 +74,17 @@ def shed_mass(
     for _ in range(steps):
         current = {**w, "W_hh": torch.tensor(Q @ (T0 + coords.matrix(theta - coords.values)) @ Q.T)}
         J = lj.coupling_jacobian(current, coords, x[:trials], None if mask is None else mask[:trials])
-        theta = theta + rate * null_step(J, theta, tau)
-        W = Q @ (T0 + coords.matrix(theta - coords.values)) @ Q.T
-        masses.append(float(np.linalg.norm(theta - coords.values) / norm_T))
-        dfvus.append(metrics.delta_fvu(fvu_of({**w, "W_hh": torch.tensor(W)}, batch), full))
-        if dfvus[-1] > eps:
+        step, accepted = null_step(J, theta, tau), False
+        for k in range(halvings + 1):  # a step that leaves ε is halved (same direction), at most `halvings` times
+            trial = theta + rate * 0.5**k * step
+            W = Q @ (T0 + coords.matrix(trial - coords.values)) @ Q.T
+            d = metrics.delta_fvu(fvu_of({**w, "W_hh": torch.tensor(W)}, batch), full)
+            if d <= eps:
+                accepted = True
+                break
+        if not accepted:
             break
-    within = [i for i, d in enumerate(dfvus) if d <= eps]
-    last = max(i for i in within if all(d <= eps for d in dfvus[: i + 1]))
-    return FlowResult(np.array(masses), np.array(dfvus), masses[last], last)
+        theta = trial
+        masses.append(float(np.linalg.norm(theta - coords.values) / norm_T))
+        dfvus.append(d)
+    return FlowResult(np.array(masses), np.array(dfvus), masses[-1], len(masses) - 1)

@@ -13,6 +13,9 @@ from lib.lenses.flow import FlowResult, shed_mass
 from lib.lenses.solution import SolutionLens
 from lib.paper_a import rnn, schur
 
+#: Halvings of a flow step that would leave ε before the flow stops.
+HALVINGS = 4
+
 
 def run_flows(study, copy_settings: dict[str, Any]) -> dict[str, FlowResult]:
     """task → the flow of its first solution (ε = the safe tolerance, paper B's τ)."""
@@ -22,7 +25,7 @@ def run_flows(study, copy_settings: dict[str, Any]) -> dict[str, FlowResult]:
         coords = lj.coordinates(schur.split(schur.ordered_real_schur(w["W_hh"].numpy()), study.alpha))
         out[task] = shed_mass(
             w, coords, batch, eps=study.safe_tolerance, tau=study.tau, steps=study.flow_steps,
-            rate=study.flow_rate, probe_rows=study.flow_probe_rows,
+            rate=study.flow_rate, probe_rows=study.flow_probe_rows, halvings=HALVINGS,
         )  # fmt: skip
     return out
 
@@ -35,7 +38,7 @@ def best_safe_block(lens: SolutionLens, tolerance: float) -> float:
 
 def shed_values(flows: dict[str, FlowResult], lenses: dict[str, list[SolutionLens]], study) -> tuple[dict, Table]:
     """Per task the mass the flow sheds within ε against the best safe block ablation; the verdict of L5."""
-    values: dict[str, Any] = {"flow_steps": study.flow_steps, "flow_rate": study.flow_rate}
+    values: dict[str, Any] = {"flow_steps": study.flow_steps, "flow_rate": study.flow_rate, "flow_halvings": HALVINGS}
     rows, larger = [], []
     for task, f in flows.items():
         block = best_safe_block(lenses[task][0], study.safe_tolerance)
