@@ -24,4 +24,16 @@ HYPOTHESES: dict[str, str] = {
 }
 
 #: The verdict the book expects for each hypothesis, with its reason.
-EXPECTED: dict[str, tuple[str, str]] = {}
+EXPECTED: dict[str, tuple[str, str]] = {
+    "L2_gn_ranks": (
+        "fails",
+        "ρ is about one half in sine generation, context-dependent integration and the copy task: whole-block removals "
+        "leave the linear regime (the prediction is off by more than a factor two for most damaging ablations)",
+    ),
+    "L3_null_predicts_safe": (
+        "fails",
+        "the near-null fraction is larger for unsafe ablations (AUC below one half): σ₁ is set by the most sensitive "
+        "couplings, and whole blocks of weaker ones fall below τσ₁ yet do damage when removed at once",
+    ),
+    "L5_flow_sheds_more": ("holds", ""),
+}
