@@ -15,22 +15,27 @@ from lib.paper_a.schur import BLOCK_NAMES
 from lib.plots.tasks import BLOCK_COLOURS, TASK_TITLES
 
 LINTHRESH = 1e-4  # the symmetric-log axes are linear within ±LINTHRESH (a ΔFVU can be slightly negative)
+FLOOR = 1e-6  # the scatter's log axes draw smaller (and non-positive) values here
 
 
 def prediction_scatter(rows: Sequence[Mapping], tolerance: float) -> plt.Figure:
-    """Gauss–Newton ΔFVU against the real one, one panel per task, coloured by removed mass; the tolerance dashed."""
+    """Gauss–Newton ΔFVU against the real one (log axes, values below FLOOR drawn at FLOOR), one panel per task,
+    coloured by removed mass; the tolerance dashed."""
     tasks = list(dict.fromkeys(r["task"] for r in rows))
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks), 3.3), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
         sub = [r for r in rows if r["task"] == task]
-        real, gn = np.array([r["dfvu"] for r in sub]), np.array([r["gn"] for r in sub])
+        real = np.maximum([r["dfvu"] for r in sub], FLOOR)
+        gn = np.maximum([r["gn"] for r in sub], FLOOR)
         sc = ax.scatter(real, gn, c=[r["mass"] for r in sub], cmap="viridis", vmin=0, vmax=1, s=14)
-        lo, hi = min(real.min(), gn.min(), -LINTHRESH), max(real.max(), gn.max(), tolerance) * 2
-        ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8)
+        hi = max(real.max(), gn.max(), tolerance) * 2
+        ax.plot([FLOOR, hi], [FLOOR, hi], color="grey", lw=0.8)
         ax.axvline(tolerance, color="k", ls="--", lw=0.7)
         ax.axhline(tolerance, color="k", ls="--", lw=0.7)
-        ax.set_xscale("symlog", linthresh=LINTHRESH)
-        ax.set_yscale("symlog", linthresh=LINTHRESH)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(FLOOR / 2, hi)
+        ax.set_ylim(FLOOR / 2, hi)
         ax.set_title(TASK_TITLES.get(task, task), fontsize=9)
         ax.set_xlabel("real ΔFVU")
     axes[0][0].set_ylabel("Gauss–Newton ΔFVU")
