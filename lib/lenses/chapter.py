@@ -182,6 +182,7 @@ def safe_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table, Table, d
         aucs = [scores.auc(predictors[k][sel], safe[sel]) for k in ("null", "mass", "identity")]
         aucs = [None if math.isnan(a) else a for a in aucs]
         per_task.append((t, int(safe[sel].sum()), int((~safe[sel]).sum()), *aucs))
+    values["n_tasks_with_safe"] = sum(values[f"n_safe_{t}"] > 0 for t in TASKS)
     null = predictors["null"]
     values["null_mean_safe"] = float(null[safe].mean()) if safe.any() else math.nan
     values["null_mean_unsafe"] = float(null[~safe].mean()) if (~safe).any() else math.nan
