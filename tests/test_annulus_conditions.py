@@ -198,3 +198,17 @@ def test_sensitivity_by_block():
         conditions.sensitivity_by_block(pb, {"short": torch.zeros(5, dtype=torch.float64)})
     with pytest.raises(ValueError, match="no positive"):
         conditions.log_bin_edges({"dead": np.zeros(3)})
+
+
+def test_observer_refuses_an_unknown_frozen_direction():
+    with pytest.raises(ValueError, match="kind"):
+        _problem().observer(("wedge",), invariance_every=1, steps=1, frozen=("a", "sensitivity"))
+
+
+def test_move_drift_starts_at_zero_and_equals_a_recomputation(flows):
+    pb, runs = flows
+    rec = runs.record("full_trained", "c", "resolved")
+    drift = rec.diagnostics["move_drift_z0"]
+    assert drift[0] == 0.0
+    moves = [pb.evaluate(rec.snapshots[s]).jac.matmul(rec.z0) for s in (0, STEPS)]
+    assert drift[-1] == pytest.approx(float((moves[1] - moves[0]).norm() / moves[0].norm()), rel=1e-9)
