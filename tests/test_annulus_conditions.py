@@ -114,7 +114,7 @@ def test_resolved_flows_record_the_cosines_and_fixed_ones_do_not(flows):
         math.degrees(math.asin(max(values[f"max_cos_function_{c}"] for c in A.CONDITIONS)))
     )
     assert values["cos_param_start_wedge_init"] == values["cos_param_start_full_init"]
-    assert len(cosines.direction_cosines_table(values).rows) == len(A.CONDITIONS)
+    assert len(cosines.direction_cosines_table(values).rows) == 3 * len(A.CONDITIONS)  # start, end of c*, of b*
     curves, bounds = cosines.direction_cosine_curves(runs)
     assert list(curves) == list(bounds) == ["wedge/init = full/init", "wedge/trained", "full/trained"]
     claim = cosines.annulus_orthogonality_claim(values, "annulus.html#x")

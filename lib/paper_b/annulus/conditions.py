@@ -170,15 +170,15 @@ def endpoint_diagnostics_table(values: dict) -> Table:
             for mode in MODES:
                 tag = f"{kind}_{mode}_{c}"
                 rows.append((
-                    SIGN[kind], c.replace("_", "/"), mode,
+                    c.replace("_", "/"), f"{SIGN[kind]} {mode}",
                     f"{values[f'inv_err_start_{c}']:.3g} → {values[f'inv_err_end_{tag}']:.3g}",
                     values[f"real_err_z0_end_{tag}"], values[f"move_drift_z0_end_{tag}"], values[f"end_dist_end_{tag}"],
-                    values[f"path_length_{tag}"], values[f"param_dist_end_{tag}"],
+                    values[f"path_length_{tag}"],
                 ))  # fmt: skip
-    headers = ("direction", "condition", "mode", "invariance error t = 0 → 1", "‖J₁z₀ − g₁‖/‖g₁‖",
-               "‖J₁z₀ − J₀z₀‖/‖J₀z₀‖", "‖f₁ − f_end‖/‖f₀‖", "path length/‖θ₀‖", "‖θ₁ − θ₀‖/‖θ₀‖")  # fmt: skip
-    fmt = ("", "", "", "", ".3g", ".3g", ".3g", ".3g", ".3g")
-    caption = "The §8.7 diagnostics at the end points of every flow (path lengths relative to ‖θ₀‖)"
+    headers = ("condition", "flow", "invariance error", "z₀ realisation", "z₀ move drift", "to f_end", "path length")
+    fmt = ("", "", "", ".3g", ".3g", ".3g", ".3g")
+    caption = ("The §8.7 diagnostics at t = 1 (the invariance error from t = 0): ‖J₁z₀ − g₁‖/‖g₁‖, "
+               "‖J₁z₀ − J₀z₀‖/‖J₀z₀‖, ‖f₁ − f_end‖/‖f₀‖ and Σ‖Δθ‖/‖θ₀‖")  # fmt: skip
     return Table(headers, tuple(rows), fmt, caption=caption)
 
 
@@ -213,15 +213,13 @@ def block_sensitivity_table(sens: dict) -> Table:
     """Per layer block: the median S_i and the block's share of Σ S_i², for each parameter vector of
     ``sens`` (the output of :func:`sensitivity_by_block`)."""
     names, values = list(sens["S"]), sens["values"]
-    blocks = [b for b, _ in sens["blocks"]]
     rows = tuple(
-        (b, *(values[f"sens_median_{b}_{n}"] for n in names), *(100 * values[f"sens_share_{b}_{n}"] for n in names))
-        for b in blocks
+        (b, *(f"{values[f'sens_median_{b}_{n}']:.3g} ({100 * values[f'sens_share_{b}_{n}']:.1f} %)" for n in names))
+        for b, _ in sens["blocks"]
     )
-    labels = [n.replace("_", "/") for n in names]
-    headers = ("block", *(f"median S_i, {n}" for n in labels), *(f"% of Σ S_i², {n}" for n in labels))
-    fmt = ("",) + (".3g",) * len(names) + (".1f",) * len(names)
-    return Table(headers, rows, fmt, caption="Aggregate sensitivities S_i by layer block: median and share of Σ S_i²")
+    headers = ("block", *(n.replace("_", "/") for n in names))
+    caption = "Aggregate sensitivities by layer block: the median S_i (the block's share of Σ S_i²)"
+    return Table(headers, rows, caption=caption)
 
 
 def log_bin_edges(S: dict[str, np.ndarray], n_bins: int = 60) -> np.ndarray:

@@ -68,7 +68,7 @@ def _check_runs(runs: FlowSet):
 
 def direction_cosines(runs: FlowSet) -> dict:
     """Per condition, by glue name: every :data:`COSINE_KEYS` value at t = 0 (``<key>_start_<condition>``), the
-    cosines at the end of each resolved flow (``cos_param_end_<kind>_<condition>``, ``cos_function_end_…``), and the
+    same at the end of each resolved flow (``<key>_end_<kind>_<condition>``), and the
     largest |cos(J c*, J b*)| and orthogonality bound along both (``max_cos_function_<condition>``, ``max_orth_…``);
     the largest departure of J c*, J b* from a right angle over every flow (``max_right_angle_dev_deg``), and whether
     at t = 0 the targets' own cosine exceeds what the residuals allow in every condition (``cos_departure_source``)."""
@@ -79,8 +79,7 @@ def direction_cosines(runs: FlowSet) -> dict:
         out.update({f"{key}_start_{c}": float(d0[key][0]) for key in COSINE_KEYS})
         along = [runs.record(c, kind, "resolved").diagnostics for kind in KINDS]
         for kind, d in zip(KINDS, along, strict=True):
-            out[f"cos_param_end_{kind}_{c}"] = float(d["cos_param"][-1])
-            out[f"cos_function_end_{kind}_{c}"] = float(d["cos_function"][-1])
+            out.update({f"{key}_end_{kind}_{c}": float(d[key][-1]) for key in COSINE_KEYS})
         out[f"max_cos_function_{c}"] = float(max(np.abs(d["cos_function"]).max() for d in along))
         out[f"max_orth_bound_{c}"] = float(max(d["orth_bound"].max() for d in along))
     largest = max(out[f"max_cos_function_{c}"] for c in CONDITIONS)
@@ -91,20 +90,16 @@ def direction_cosines(runs: FlowSet) -> dict:
 
 
 def direction_cosines_table(values: dict) -> Table:
-    """Per condition: the cosines at t = 0 with the bound of eq. 22, and at the end of each resolved flow."""
+    """Per condition, at t = 0 and at the end of each resolved flow: cos(c*, b*), cos(J c*, J b*), the targets'
+    cos(X f, −δ) and the bound eq. 22 and the residuals allow."""
     rows = []
     for c in CONDITIONS:
-        v = {k: values[f"{k}_start_{c}"] for k in ("cos_param", "cos_function", "cos_targets", "orth_bound")}
-        rows.append((
-            c.replace("_", "/"), v["cos_param"], v["cos_function"], v["cos_targets"], v["orth_bound"],
-            values[f"cos_param_end_c_{c}"], values[f"cos_function_end_c_{c}"],
-            values[f"cos_param_end_b_{c}"], values[f"cos_function_end_b_{c}"],
-        ))  # fmt: skip
-    headers = ("condition", "cos(c*, b*)", "cos(Jc*, Jb*)", "cos(Xf, −δ)", "eq. 22 bound",
-               "along c*: cos(c*, b*) at t = 1", "cos(Jc*, Jb*) at t = 1",
-               "along b*: cos(c*, b*) at t = 1", "cos(Jc*, Jb*) at t = 1")  # fmt: skip
-    fmt = ("", ".3f", ".2e", ".2e", ".1e", ".3f", ".2e", ".3f", ".2e")
-    caption = "c* and b* at the start (t = 0) and at the end of each resolved flow: parameter and function space"
+        for where, tag in (("t = 0", "start"), ("end of c* flow", "end_c"), ("end of b* flow", "end_b")):
+            keys = ("cos_param", "cos_function", "cos_targets", "orth_bound")
+            rows.append((c.replace("_", "/"), where, *(values[f"{k}_{tag}_{c}"] for k in keys)))
+    headers = ("condition", "where", "cos(c*, b*)", "cos(Jc*, Jb*)", "cos(Xf, −δ)", "eq. 22 bound")
+    fmt = ("", "", ".3f", ".2e", ".2e", ".1e")
+    caption = "c* and b* in parameter space and in function space, at the start and at the end of each resolved flow"
     return Table(headers, tuple(rows), fmt, caption=caption)
 
 
