@@ -120,7 +120,7 @@ def diagnostics_along_flows(
 ):
     """Rows = diagnostics (key, label, log scale), columns = conditions; a line per direction and mode."""
     conditions = list(curves)
-    fig, axes = plt.subplots(len(rows), len(conditions), figsize=(3.1 * len(conditions), 2.3 * len(rows)),
+    fig, axes = plt.subplots(len(rows), len(conditions), figsize=(2.3 * len(conditions), 1.9 * len(rows)),
                              squeeze=False, sharex=True, sharey="row")  # fmt: skip
     for i, (key, label, log) in enumerate(rows):
         for j, c in enumerate(conditions):
@@ -133,10 +133,11 @@ def diagnostics_along_flows(
             if i == 0:
                 ax.set_title(c.replace("_", "/"), fontsize=9)
             if j == 0:
-                ax.set_ylabel(label, fontsize=8)
+                ax.set_ylabel(label, fontsize=7.5)
+            ax.tick_params(labelsize=7)
     for ax in axes[-1]:
-        ax.set_xlabel("t")
-    axes[0, 0].legend(fontsize=7)
+        ax.set_xlabel("t", fontsize=8)
+    axes[0, 0].legend(fontsize=6.5)
     fig.tight_layout()
     return fig
 

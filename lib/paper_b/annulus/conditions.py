@@ -170,14 +170,14 @@ def endpoint_diagnostics_table(values: dict) -> Table:
             for mode in MODES:
                 tag = f"{kind}_{mode}_{c}"
                 rows.append((
-                    c.replace("_", "/"), f"{SIGN[kind]} {mode}",
-                    f"{values[f'inv_err_start_{c}']:.3g} → {values[f'inv_err_end_{tag}']:.3g}",
+                    c.replace("_", "/"), f"{SIGN[kind]} {'res.' if mode == 'resolved' else mode}",
+                    f"{values[f'inv_err_start_{c}']:.2g} → {values[f'inv_err_end_{tag}']:.2g}",
                     values[f"real_err_z0_end_{tag}"], values[f"move_drift_z0_end_{tag}"], values[f"end_dist_end_{tag}"],
                     values[f"path_length_{tag}"],
                 ))  # fmt: skip
     headers = ("condition", "flow", "invariance error", "z₀ realisation", "z₀ move drift", "to f_end", "path length")
-    fmt = ("", "", "", ".3g", ".3g", ".3g", ".3g")
-    caption = ("The §8.7 diagnostics at t = 1 (the invariance error from t = 0): ‖J₁z₀ − g₁‖/‖g₁‖, "
+    fmt = ("", "", "", ".3g", ".3g", ".2g", ".3g")
+    caption = ("The §8.7 diagnostics at t = 1 (res.: resolved; the invariance error from t = 0): ‖J₁z₀ − g₁‖/‖g₁‖, "
                "‖J₁z₀ − J₀z₀‖/‖J₀z₀‖, ‖f₁ − f_end‖/‖f₀‖ and Σ‖Δθ‖/‖θ₀‖")  # fmt: skip
     return Table(headers, tuple(rows), fmt, caption=caption)
 
