@@ -162,6 +162,11 @@ def endpoint_diagnostics(runs: FlowSet) -> dict:
     return out
 
 
+def _short(x: float) -> str:
+    """A table number without an exponent: two significant digits below 10, one decimal below 100, else whole."""
+    return f"{x:.2g}" if abs(x) < 10 else f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
+
+
 def endpoint_diagnostics_table(values: dict) -> Table:
     """The §8.7 diagnostics at t = 0 and t = 1 for every condition, direction and mode."""
     rows = []
@@ -171,7 +176,7 @@ def endpoint_diagnostics_table(values: dict) -> Table:
                 tag = f"{kind}_{mode}_{c}"
                 rows.append((
                     c.replace("_", "/"), f"{SIGN[kind]} {'res.' if mode == 'resolved' else mode}",
-                    f"{values[f'inv_err_start_{c}']:.2g} → {values[f'inv_err_end_{tag}']:.2g}",
+                    f"{_short(values[f'inv_err_start_{c}'])} → {_short(values[f'inv_err_end_{tag}'])}",
                     values[f"real_err_z0_end_{tag}"], values[f"move_drift_z0_end_{tag}"], values[f"end_dist_end_{tag}"],
                     values[f"path_length_{tag}"],
                 ))  # fmt: skip
