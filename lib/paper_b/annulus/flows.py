@@ -79,9 +79,14 @@ def flow(
 ) -> FlowRecord:
     """One Euler flow along c* or b* (``lib.paper_b.flows.run_flow``) with the §8.7 diagnostics: the runner's, the
     realisation errors, and the annulus's own (``AnnulusProblem.observer``: angular deviation, BCE, accuracy, invariance
-    error per dataset, the last every ``invariance_every`` stops)."""
+    error per dataset, the last every ``invariance_every`` stops, and how far the move of z₀ drifts); a resolved flow
+    also records how c* and b* relate at each recorded stop (``lib.paper_b.annulus.cosines``: the other lift reuses
+    the step's decomposition of J)."""
     datasets = tuple(problem.datasets) if datasets is None else tuple(datasets)
-    observe = problem.observer(datasets, invariance_every=invariance_every, steps=steps)
+    cosines = mode == "resolved"
+    observe = problem.observer(
+        datasets, invariance_every=invariance_every, steps=steps, cosines=cosines, frozen=(kind, gauge)
+    )
     return run_flow(
         problem, theta0, kind, mode, steps=steps, dt=dt, gauge=gauge, record_every=record_every,
         snapshot_stops=snapshot_stops, realisation=True, observe=observe, progress=progress,

@@ -30,6 +30,14 @@ class Evaluation:
         self.f, factors, self.xf = net.forward_factors(x, torch.stack([-x[:, 1], x[:, 0]], 1))
         self.jac = MLPJacobian(factors, problem.workspace)
         self._Pf: Tensor | None = None
+        self.lifts: dict[tuple[str, str], lifting.LiftResult] = {}  # (kind, gauge) -> the Gram-route lift at θ
+        self._svd: lifting.TruncatedSVD | None = None
+
+    def truncated_svd(self, tau: float) -> lifting.TruncatedSVD:
+        """J's τ-truncated SVD by the Gram route, computed once per θ and shared by its c* and b* lifts."""
+        if self._svd is None:
+            self._svd = lifting.truncated_svd(self.jac, tau=tau, method="gram")
+        return self._svd
 
     @property
     def Pf(self) -> Tensor:
@@ -64,6 +72,7 @@ class AnnulusProblem:
         n_rotations: int = 40,
         rotation_seed: int = 42,
     ):
+        self.config = config
         self.widths = (2,) + (config.hidden,) * (config.depth - 1) + (1,)
         self.probes = sym.square_grid()
         self.m, self.tau = m, lifting.check_tau(tau)
@@ -113,10 +122,16 @@ class AnnulusProblem:
         return ev.xf if check_kind(kind) == "c" else -ev.delta
 
     def lift(self, theta: Tensor, kind: str, *, gauge: str = "sensitivity", method: str = "gram") -> lifting.LiftResult:
-        """c* (kind "c") or b* (kind "b") at θ: truncated gauged lift through the factored J (Gram route)."""
+        """c* (kind "c") or b* (kind "b") at θ: truncated gauged lift through the factored J (Gram route).
+
+        The Gram route decomposes J once per θ and keeps each lift, so c* and b* at one θ cost one decomposition."""
         ev = self.evaluate(theta)
-        jac = ev.jac if method == "gram" else ev.jac.dense()
-        return lifting.lift(jac, self.target(ev, kind), tau=self.tau, gauge=gauge, method=method)
+        if method != "gram":
+            return lifting.lift(ev.jac.dense(), self.target(ev, kind), tau=self.tau, gauge=gauge, method=method)
+        if (kind, gauge) not in ev.lifts:
+            svd = ev.truncated_svd(self.tau)
+            ev.lifts[kind, gauge] = lifting.lift(ev.jac, self.target(ev, kind), tau=self.tau, gauge=gauge, svd=svd)
+        return ev.lifts[kind, gauge]
 
     def rotated(self, theta: Tensor, t: float) -> Tensor:
         """f_θ ∘ R_t on the probes: the exact flow along c* at time t."""
@@ -141,13 +156,37 @@ class AnnulusProblem:
         f = self.params(theta).forward(self.profile_points)
         return f - f.mean()
 
-    def observer(self, datasets: tuple[str, ...], *, invariance_every: int, steps: int):
+    def observer(
+        self,
+        datasets: tuple[str, ...],
+        *,
+        invariance_every: int,
+        steps: int,
+        cosines: bool = False,
+        frozen: tuple[str, str] | None = None,
+    ):
         """The annulus's own measures at a stop (for ``run_flow(observe=…)``): the angular deviation at r = 1 and,
         per dataset, BCE, accuracy and (every ``invariance_every`` stops and the last; nan elsewhere) the invariance
-        error."""
+        error; with ``cosines``, how c* and b* at the stop relate (``lib.paper_b.annulus.cosines.lift_cosines``;
+        in a resolved flow one of the two lifts is the step's own); with ``frozen`` = (kind, gauge), how far the
+        move of the flow's first direction z₀ has changed, ‖J_θ z₀ − J_θ₀ z₀‖/‖J_θ₀ z₀‖ (``move_drift_z0``: how
+        local J is along the path; z₀ is the lift the flow made at its first stop)."""
+        from lib.paper_b.annulus.cosines import lift_cosines  # cosines builds on this module
+
+        if frozen is not None:
+            check_kind(frozen[0])
+        first: dict[str, Tensor] = {}
 
         def observe(theta: Tensor, ev: Evaluation, k: int) -> dict:
             out = {"profile": self.angular_deviation(theta)}
+            if frozen is not None:
+                if k == 0:
+                    first["z0"] = self.lift(theta, frozen[0], gauge=frozen[1]).coef
+                    first["move0"] = ev.jac.matmul(first["z0"])
+                move = ev.jac.matmul(first["z0"])
+                out["move_drift_z0"] = float((move - first["move0"]).norm() / first["move0"].norm())
+            if cosines:
+                out.update(lift_cosines(self, theta))
             heavy = k % invariance_every == 0 or k == steps
             for name in datasets:
                 tm = self.train_metrics(theta, name, invariance=heavy)
