@@ -12,17 +12,7 @@ from lib.paper_b import mexican_hat as H
 from lib.paper_b.mexican_hat import attribution as A
 from lib.paper_b.mexican_hat import attribution_report as AR
 from lib.paper_b.mexican_hat import authors, gate
-from lib.paper_b.symmetry import polar_grid
-
-
-def _small_probes(n_alpha: int = 3) -> H.Probes:
-    return H.pooled_probes(H.POOLED_ALPHAS[:: 21 // n_alpha][:n_alpha], polar_grid(3, 8))
-
-
-def _theta(seed: int = 0) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    base = H.v_vector(H.ASRNN.init(seed=seed))
-    return base + 0.1 * torch.randn(base.shape, generator=gen, dtype=torch.float64)
+from tests.test_mexican_hat import _small_probes, _theta
 
 
 def test_layer_blocks_cover_v_and_the_output_bias_is_dead():
