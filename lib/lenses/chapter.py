@@ -31,7 +31,7 @@ TASKS = ("flipflop", "sine", "context", "copy")
 class LensStudy:
     """The chapter's settings, validated on construction (before anything runs)."""
 
-    seeds: int = 4
+    seeds: int = 10
     copy_seeds: int = 3
     alpha: float = schur.PAPER_ALPHA
     safe_tolerance: float = 0.01
