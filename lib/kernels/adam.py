@@ -38,6 +38,15 @@ class FlatParameters:
         """Whether the parameters are views of one flat leaf."""
         return self._flat is not None
 
+    def set_grads(self, grads: dict[str, torch.Tensor]) -> None:
+        """Set every leaf's ``.grad`` from the named tensors' gradients (what ``backward()`` would accumulate from
+        zero), without autograd: the flat leaf gets them concatenated in its layout."""
+        if self.is_flat:
+            self._flat.grad = torch.cat([grads[name].reshape(-1) for name, _, _ in self._layout])
+        else:
+            for name, leaf in self._tensors.items():
+                leaf.grad = grads[name].clone()
+
     def named(self) -> dict[str, torch.Tensor]:
         """The named tensors (views of the flat leaf: their gradients flow back into it)."""
         if not self.is_flat:

@@ -5,7 +5,11 @@
 trains to (:func:`code_fingerprint`), training and caching it first when it is missing. A corrupt entry is reported,
 moved aside and retrained (the cache's policy). Same configuration ⇒ bit-identical weights: every draw comes from
 ``config.seed`` and training runs on one thread. ``load_or_train_many(configs, workers=2)`` trains the missing models
-of a list in parallel processes (same weights).
+of a list in parallel processes, the seeds of one configuration together (same weights).
+
+Two trainings live here: :func:`train` is the readable reference, one model at a time through
+:class:`lib.kernels.recurrence.RolloutMSE`; the book's models come from :mod:`lib.paper_a.batched_training` (several
+seeds in one batched recurrence, about twice as fast; ``benchmarks/bench_training.py``), tested against it.
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from lib.core.parallel import default_workers, map_in_processes
 from lib.core.paths import cache_dir
 from lib.core.progress import bar as progress_bar
 from lib.core.progress import note as progress_note
-from lib.kernels import adam, recurrence
-from lib.paper_a import metrics, rnn
+from lib.kernels import adam, recurrence, seed_batch
+from lib.paper_a import batched_training, metrics, rnn
 from lib.paper_a.tasks import _common, get_task
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -127,8 +131,8 @@ def train(config: TrainConfig, progress: bool = True) -> TrainResult:
 def _train(config: TrainConfig, progress: bool) -> TrainResult:
     start = time.perf_counter()
     spec, dtype = get_task(config.task), DTYPES[config.dtype]
-    data_rng = np.random.default_rng([config.seed, TRAIN_STREAM])
-    probe = spec.generate(1, seed=np.random.default_rng([config.seed, TRAIN_STREAM]), **config.task_params)
+    data = batched_training.DataStream(config, dtype, TRAIN_STREAM)  # the same batches as the book's training
+    probe = spec.generate(1, seed=0, **config.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     initial = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)
     trainable = adam.FlatParameters(initial, dtype)  # torch.optim.Adam's weights, bit for bit (lib.kernels.adam)
@@ -145,7 +149,7 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
     desc = f"{config.task} {config.construction} N_h={config.n_hidden} seed={config.seed}"
     bar = progress_bar(total=config.steps, desc=desc, disable=not progress, leave=True)
     for step in range(1, config.steps + 1):
-        x, y, m = _tensors(spec.generate(config.batch_size, seed=data_rng, **config.task_params), dtype)
+        x, y, m = data.next()
         loss = loss_fn(rnn.weights_from_params(trainable.named()), x, y, m)
         opt.zero_grad()
         loss.backward()  # into the parameters: the Cayley W_hh through W_hh = O(A) D O(A)ᵀ
@@ -204,7 +208,8 @@ def code_fingerprint(task: str) -> str:
     generator module and the task helpers: an edit to any of them retrains instead of reusing an older model.
     """
     task_module = sys.modules[get_task(task).generate.__module__]
-    return cache.fingerprint([rnn, __file__, metrics, recurrence, adam, task_module, _common])
+    sources = [rnn, __file__, batched_training, seed_batch, recurrence, metrics, adam, task_module, _common]
+    return cache.fingerprint(sources)
 
 
 def cache_path(config: TrainConfig) -> Path:
@@ -233,34 +238,38 @@ def _result(config: TrainConfig, payload: dict[str, Any], path: Path, from_cache
     )
 
 
+def _trained_payloads(configs: list[TrainConfig], progress: bool) -> list[dict[str, Any]]:
+    """Cache payloads of ``configs`` (one configuration, several seeds) trained together (the book's training)."""
+    trained = batched_training.train_seeds(configs, progress=progress)
+    return [_payload(TrainResult(c, **fields)) for c, fields in zip(configs, trained, strict=True)]
+
+
 def load_or_train(config: TrainConfig, progress: bool = True) -> TrainResult:
     """The cached model of ``config``, or one trained now and cached (also when the entry was corrupt)."""
-    compute, code = lambda: _payload(train(config, progress=progress)), code_fingerprint(config.task)
+    compute, code = lambda: _trained_payloads([config], progress)[0], code_fingerprint(config.task)
     payload, path, from_cache = cache.fetch(CACHE_KIND, config.to_dict(), compute, code=code, required=_REQUIRED)
     if from_cache and progress:
         progress_note(f"loaded from cache: {path.name} ({payload['steps_run']} steps)")
     return _result(config, payload, path, from_cache)
 
 
-def _train_and_store(config: TrainConfig, progress: bool) -> float:
-    """Worker of ``load_or_train_many``: train ``config`` into the cache, return its training seconds."""
-    return load_or_train(config, progress=progress).train_seconds
-
-
-def _expected_cost(config: TrainConfig) -> int:
-    """Work of training ``config`` up to a constant: steps × batch × trial length × N_h²."""
-    length = get_task(config.task).generate(1, seed=0, **config.task_params).inputs_btx.shape[1]
-    return config.steps * config.batch_size * length * config.n_hidden**2
+def _train_and_store(configs: list[TrainConfig], progress: bool) -> float:
+    """Worker of ``load_or_train_many``: train ``configs`` together into the cache; their training seconds."""
+    payloads = _trained_payloads(configs, progress)
+    for config, payload in zip(configs, payloads, strict=True):
+        cache.save_checkpoint(cache_path(config), payload)
+    return sum(p["train_seconds"] for p in payloads)
 
 
 def load_or_train_many(configs, *, workers: int | None = None, progress: bool = True) -> list[TrainResult]:
     """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
 
-    Each missing model trains on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
-    ``lib.core.parallel``), is written to the cache, and is read back from there: the weights are bit-identical to
-    training them one after another here. ``workers`` defaults to :func:`lib.core.parallel.default_workers`;
-    ``workers=1`` (or a single missing model) trains in this process with the per-model progress bar. Results follow
-    the order of ``configs``.
+    The missing models train as ``batched_training.training_jobs`` (seeds of one configuration together), each
+    job on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
+    ``lib.core.parallel``); every model is written to the cache and read back from there. ``workers`` defaults to
+    :func:`lib.core.parallel.default_workers`; with ``workers=1`` (or a single job) the jobs run in this process
+    with a bar over steps. Results follow the order
+    of ``configs``; the weights are the same whichever way they were trained.
     """
     configs = list(configs)
     if not all(isinstance(c, TrainConfig) for c in configs):
@@ -270,17 +279,17 @@ def load_or_train_many(configs, *, workers: int | None = None, progress: bool = 
     unique = dict(zip(paths, configs, strict=True))  # a configuration listed twice trains once
     found = {path: cache.read(path, _REQUIRED) for path in unique}  # a corrupt entry: reported, moved aside, None
     missing = [path for path in unique if found[path] is None]
-    todo = sorted((unique[p] for p in missing), key=_expected_cost, reverse=True)  # longest first: finish together
-    if todo:
+    jobs = batched_training.training_jobs([unique[p] for p in missing], workers)
+    if jobs:
         cache.ensure_writable(cache_dir(), "model cache")  # before training, not after it
-    here = workers == 1 or len(todo) == 1  # then the per-model bar; in processes one bar over the models
+    here = workers == 1 or len(jobs) == 1  # then the bar over steps; in processes one bar over the jobs
     map_in_processes(
         _train_and_store,
-        [(c, progress and here) for c in todo],
+        [(job, progress and here) for job in jobs],
         workers=workers,
-        desc=f"training {len(todo)} models",
+        desc=f"training {len(missing)} models in {len(jobs)} jobs",
         progress=progress,
-        label=lambda args, seconds: f"{args[0].task} seed={args[0].seed} {seconds:.0f} s",
+        label=lambda args, seconds: f"{args[0][0].task} seeds={[c.seed for c in args[0]]} {seconds:.0f} s",
     )
     for path in missing:
         found[path] = cache.read(path, _REQUIRED)

@@ -1,0 +1,197 @@
+"""The book's training: several seeds of one configuration trained together, one batched recurrence per step.
+
+Readable reference: :func:`lib.paper_a.train.train`, one model at a time through
+:class:`lib.kernels.recurrence.RolloutMSE` (autograd's arithmetic) and a task batch per step. Here the solutions of
+a configuration that differ only in ``seed`` train side by side:
+
+- the loss and weight gradients of all of them come from one :class:`lib.kernels.seed_batch.SeedBatchedMSE` call
+  per step (one batched product per time step, tanh through the logistic function);
+- each solution keeps its own initial weights (``config.seed``), its own data stream
+  (``default_rng([seed, TRAIN_STREAM])``), its own Adam state and its own early stop: nothing couples them, and a
+  solution's weights do not depend on which other seeds it trained beside (tested);
+- the data stream is drawn :data:`GENERATE_CHUNK` batches at a time (one generator call of ``batch_size ×
+  GENERATE_CHUNK`` trials, split in order), which is what the cached models were trained on.
+
+``tests/test_batched_training.py`` checks a short run against the reference loop on the same batches (float64:
+1e-9; float32: float tolerance) and the independence of the seeds. Parameters other than the weights (the Cayley
+construction's P and D) receive their gradients through autograd from the kernel's weight gradients.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+
+from lib.core.progress import bar as progress_bar
+from lib.kernels import adam, seed_batch
+from lib.paper_a import metrics, rnn
+from lib.paper_a.tasks import get_task
+
+#: Most solutions trained together in one process (more gain little: benchmarks/bench_training.py).
+SEED_BATCH = 8
+#: Training batches drawn per generator call (the trials of one call are split, in order, into this many batches).
+GENERATE_CHUNK = 16
+
+
+def group_key(config) -> tuple:
+    """What solutions must share to train together: every field of the configuration but ``seed``."""
+    fields = config.to_dict()
+    fields.pop("seed")
+    return tuple(sorted((k, repr(v)) for k, v in fields.items()))
+
+
+class DataStream:
+    """A configuration's training batches from the numpy stream ``default_rng([seed, stream])``, ``GENERATE_CHUNK``
+    per generator call; ``next()`` → ``(inputs_btx, targets_bty, mask_bty or None)`` in ``dtype``."""
+
+    def __init__(self, config, dtype, stream: int):
+        self._generate = get_task(config.task).generate
+        self._rng = np.random.default_rng([config.seed, stream])
+        self._config, self._dtype, self._queue = config, dtype, []
+
+    def next(self):
+        if not self._queue:
+            size = self._config.batch_size
+            batch = self._generate(size * GENERATE_CHUNK, seed=self._rng, **self._config.task_params)
+            arrays = [batch.inputs_btx, batch.targets_bty, getattr(batch, "mask_bty", None)]
+            tensors = [None if a is None else torch.as_tensor(a, dtype=self._dtype) for a in arrays]
+            self._queue = [
+                tuple(None if t is None else t[i * size : (i + 1) * size] for t in tensors)
+                for i in range(GENERATE_CHUNK)
+            ][::-1]
+        return self._queue.pop()
+
+
+def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict]:
+    """Train ``configs`` (one configuration, several seeds) together; per config the fields of a TrainResult.
+
+    Returns, in the order of ``configs``, dicts with ``weights`` (float64), ``params`` (float64), ``loss_history``
+    (float64 numpy), ``val_history``, ``steps_run`` and ``train_seconds`` (the group's wall time shared equally).
+    One thread; a progress bar over steps on stderr.
+    """
+    from lib.paper_a import train as reference  # the configuration, its streams and dtypes live there
+
+    configs = list(configs)
+    keys = {group_key(c) for c in configs}
+    if len(keys) != 1 or len({c.seed for c in configs}) != len(configs):
+        raise ValueError("train_seeds needs configurations that differ only in seed, each seed once")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _train(configs, reference, progress, label)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(configs, reference, progress: bool, label: str) -> list[dict]:
+    start = time.perf_counter()
+    first = configs[0]
+    spec, dtype = get_task(first.task), reference.DTYPES[first.dtype]
+    probe = spec.generate(1, seed=0, **first.task_params)
+    n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
+    trainables = [
+        adam.FlatParameters(rnn.init_params(c.construction, c.n_hidden, n_inputs, n_outputs, seed=c.seed), dtype)
+        for c in configs
+    ]
+    optimisers = [adam.Adam(t.leaves, lr=c.lr) for t, c in zip(trainables, configs, strict=True)]
+    streams = [DataStream(c, dtype, reference.TRAIN_STREAM) for c in configs]
+    validation = [_validation_batch(c, dtype, reference) for c in configs]
+    kernel = seed_batch.SeedBatchedMSE()
+    dense = rnn.construction_of(trainables[0].named()) == "dense"
+    losses = [[] for _ in configs]
+    checks = [[] for _ in configs]
+    steps_run = [first.steps] * len(configs)
+    active = list(range(len(configs)))
+    desc = label or f"{first.task} {first.construction} N_h={first.n_hidden} seeds={[c.seed for c in configs]}"
+    bar = progress_bar(total=first.steps, desc=desc, disable=not progress, leave=True)
+    for step in range(1, first.steps + 1):
+        batches = [streams[i].next() for i in active]
+        weights = [rnn.weights_from_params(trainables[i].named()) for i in active]
+        stacked = [torch.stack([w[k].detach() for w in weights]) for k in rnn.WEIGHT_NAMES]
+        data = [torch.stack([b[j] for b in batches]) if batches[0][j] is not None else None for j in range(3)]
+        step_losses, grads = kernel(*stacked, *data)
+        for s, i in enumerate(active):
+            optimisers[i].zero_grad()
+            if dense:  # the weights are the parameters
+                trainables[i].set_grads({k: g[s] for k, g in zip(rnn.WEIGHT_NAMES, grads, strict=True)})
+            else:  # Cayley: on to P and D through W_hh = O(A) D O(A)ᵀ
+                torch.autograd.backward([weights[s][k] for k in rnn.WEIGHT_NAMES], [g[s] for g in grads])
+            optimisers[i].step()
+        for i, value in zip(active, step_losses.tolist(), strict=True):
+            losses[i].append(value)
+        bar.update(1)
+        if first.stop_accuracy is not None and step % first.stop_every == 0:
+            finished = _early_stop(active, trainables, validation, checks, step, first.stop_accuracy)
+            for i in finished:
+                steps_run[i] = step
+            active = [i for i in active if i not in finished]
+            bar.set_postfix(active=len(active), loss=f"{np.mean([losses[i][-1] for i in active] or [0]):.2e}")
+            if not active:
+                break
+    bar.close()
+    seconds = (time.perf_counter() - start) / len(configs)
+    return [_fields(trainables[i], losses[i], checks[i], steps_run[i], seconds) for i in range(len(configs))]
+
+
+def _validation_batch(config, dtype, reference):
+    if config.stop_accuracy is None:
+        return None
+    params = {**config.task_params, **config.stop_task_params}
+    batch = reference.task_batch(
+        config.task, config.stop_batch_size, seed=config.seed, stream=reference.VALIDATION_STREAM, **params
+    )
+    return reference._tensors(batch, dtype)
+
+
+def _early_stop(active, trainables, validation, checks, step: int, target: float) -> set[int]:
+    """Validation accuracy of every active solution (the reference's rollout); the ones that reached ``target``."""
+    finished = set()
+    for i in active:
+        x, y, m = validation[i]
+        with torch.no_grad():
+            out, _ = rnn.rollout_fast(rnn.weights_from_params(trainables[i].named()), x)
+        accuracy = metrics.sign_accuracy(out, y, m)
+        checks[i].append((step, accuracy))
+        if accuracy >= target:
+            finished.add(i)
+    return finished
+
+
+def _fields(trainable, losses, checks, steps_run: int, seconds: float) -> dict:
+    params64 = {k: v.detach().to(torch.float64).clone() for k, v in trainable.named().items()}
+    with torch.no_grad():
+        weights = rnn.as_float64(rnn.weights_from_params(params64))
+    return {
+        "weights": weights,
+        "params": params64,
+        "loss_history": np.asarray(losses[:steps_run], dtype=np.float64),
+        "val_history": checks,
+        "steps_run": steps_run,
+        "train_seconds": seconds,
+    }
+
+
+def _expected_cost(configs: list) -> int:
+    """Work of training ``configs`` up to a constant: seeds × steps × batch × trial length × N_h²."""
+    c = configs[0]
+    length = get_task(c.task).generate(1, seed=0, **c.task_params).inputs_btx.shape[1]
+    return len(configs) * c.steps * c.batch_size * length * c.n_hidden**2
+
+
+def training_jobs(configs: list, workers: int) -> list[list]:
+    """The missing ``configs`` as jobs: the seeds of one configuration together, at most :data:`SEED_BATCH` a job.
+
+    A configuration with n seeds splits into max(⌈n / SEED_BATCH⌉, min(n, workers)) near-equal jobs, so the
+    workers share it; the jobs come longest first, so they finish together. A solution's weights do not depend on
+    its job.
+    """
+    groups: dict[tuple, list] = {}
+    for config in configs:
+        groups.setdefault(group_key(config), []).append(config)
+    jobs = []
+    for group in groups.values():
+        n_jobs = max(-(-len(group) // SEED_BATCH), min(len(group), workers))
+        jobs += [group[k::n_jobs] for k in range(n_jobs)]
+    return sorted(jobs, key=_expected_cost, reverse=True)
