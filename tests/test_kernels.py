@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
 from lib.kernels import adam, recurrence
-from lib.paper_a import rnn, train
+from lib.paper_a import batched_training, rnn, train
 from lib.paper_a.tasks import get_task
 
 
@@ -117,17 +116,15 @@ def test_flat_parameters_are_views_of_one_leaf_when_aligned():
 def _reference_training(config: train.TrainConfig, rollout) -> dict[str, torch.Tensor]:
     """The readable loop: torch.optim.Adam over the separate parameter tensors, autograd through ``rollout``."""
     spec, dtype = get_task(config.task), train.DTYPES[config.dtype]
-    rng = np.random.default_rng([config.seed, train.TRAIN_STREAM])
-    probe = spec.generate(1, seed=np.random.default_rng([config.seed, train.TRAIN_STREAM]), **config.task_params)
+    stream = batched_training.DataStream(config, dtype, train.TRAIN_STREAM)  # the training's batches
+    probe = spec.generate(1, seed=0, **config.task_params)
     n_x, n_y = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     p = rnn.init_params(config.construction, config.n_hidden, n_x, n_y, seed=config.seed)
     p = {k: v.to(dtype).requires_grad_(True) for k, v in p.items()}
     opt = torch.optim.Adam(p.values(), lr=config.lr)
     for _ in range(config.steps):
-        batch = spec.generate(config.batch_size, seed=rng, **config.task_params)
-        x, y = batch.inputs_btx.to(dtype), batch.targets_bty.to(dtype)
-        m = getattr(batch, "mask_bty", None)
-        loss = _masked_mse(rollout(rnn.weights_from_params(p), x)[0], y, None if m is None else m.to(dtype))
+        x, y, m = stream.next()
+        loss = _masked_mse(rollout(rnn.weights_from_params(p), x)[0], y, m)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

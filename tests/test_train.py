@@ -13,7 +13,7 @@ import torch
 
 from lib.core import cache
 from lib.core.paths import REPO_ROOT
-from lib.paper_a import train
+from lib.paper_a import batched_training, train
 from lib.paper_a.train import TrainConfig
 
 
@@ -153,6 +153,8 @@ def test_cache_key_follows_the_training_code(monkeypatch):
     assert names == [
         "lib/kernels/adam.py",
         "lib/kernels/recurrence.py",
+        "lib/kernels/seed_batch.py",
+        "lib/paper_a/batched_training.py",
         "lib/paper_a/metrics.py",
         "lib/paper_a/rnn.py",
         "lib/paper_a/tasks/_common.py",
@@ -163,13 +165,13 @@ def test_cache_key_follows_the_training_code(monkeypatch):
 
 def test_load_or_train_many_in_processes_matches_serial_training(_cache):
     configs = [_tiny(seed=s) for s in (1, 2, 3)] + [_tiny(seed=1)]  # a duplicate trains once
-    serial = [train.train(c, progress=False) for c in configs[:3]]
+    serial = [batched_training.train_seeds([c], progress=False)[0] for c in configs[:3]]  # one at a time, here
     pooled = train.load_or_train_many(configs, workers=2, progress=False)
     assert [r.config for r in pooled] == configs
     assert [r.from_cache for r in pooled] == [False, False, False, False]
     for a, b in zip(serial + serial[:1], pooled, strict=True):
-        assert all(torch.equal(a.weights[k], b.weights[k]) for k in a.weights)
-        assert (a.loss_history == b.loss_history).all()
+        assert all(torch.equal(a["weights"][k], b.weights[k]) for k in a["weights"])
+        assert (a["loss_history"] == b.loss_history).all()
     again = train.load_or_train_many(configs, workers=2, progress=False)
     assert all(r.from_cache for r in again)
 
@@ -205,7 +207,8 @@ def test_unwritable_cache_fails_before_training(monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
-    monkeypatch.setattr(train, "train", lambda *a, **k: pytest.fail("trained although the cache is not writable"))
+    refuse_training = lambda *a, **k: pytest.fail("trained although the cache is not writable")  # noqa: E731
+    monkeypatch.setattr(batched_training, "train_seeds", refuse_training)
     with pytest.raises(PermissionError, match="model cache .* is not writable"):
         train.load_or_train(_tiny(), progress=False)
     with pytest.raises(PermissionError, match="model cache .* is not writable"):
