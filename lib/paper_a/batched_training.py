@@ -9,8 +9,6 @@ a configuration that differ only in ``seed`` train side by side:
 - each solution keeps its own initial weights (``config.seed``), its own data stream
   (``default_rng([seed, TRAIN_STREAM])``), its own Adam state and its own early stop: nothing couples them, and a
   solution's weights do not depend on which other seeds it trained beside (tested);
-- the data stream is drawn :data:`GENERATE_CHUNK` batches at a time (one generator call of ``batch_size ×
-  GENERATE_CHUNK`` trials, split in order), which is what the cached models were trained on.
 
 ``tests/test_batched_training.py`` checks a short run against the reference loop on the same batches (float64:
 1e-9; float32: float tolerance) and the independence of the seeds. Parameters other than the weights (the Cayley
@@ -31,8 +29,6 @@ from lib.paper_a.tasks import get_task
 
 #: Most solutions trained together in one process (more gain little: benchmarks/bench_training.py).
 SEED_BATCH = 8
-#: Training batches drawn per generator call (the trials of one call are split, in order, into this many batches).
-GENERATE_CHUNK = 16
 
 
 def group_key(config) -> tuple:
@@ -43,25 +39,18 @@ def group_key(config) -> tuple:
 
 
 class DataStream:
-    """A configuration's training batches from the numpy stream ``default_rng([seed, stream])``, ``GENERATE_CHUNK``
-    per generator call; ``next()`` → ``(inputs_btx, targets_bty, mask_bty or None)`` in ``dtype``."""
+    """A configuration's training batches: one generator call per step on the numpy stream ``default_rng([seed,
+    stream])``; ``next()`` → ``(inputs_btx, targets_bty, mask_bty or None)`` in ``dtype``."""
 
     def __init__(self, config, dtype, stream: int):
         self._generate = get_task(config.task).generate
         self._rng = np.random.default_rng([config.seed, stream])
-        self._config, self._dtype, self._queue = config, dtype, []
+        self._config, self._dtype = config, dtype
 
     def next(self):
-        if not self._queue:
-            size = self._config.batch_size
-            batch = self._generate(size * GENERATE_CHUNK, seed=self._rng, **self._config.task_params)
-            arrays = [batch.inputs_btx, batch.targets_bty, getattr(batch, "mask_bty", None)]
-            tensors = [None if a is None else torch.as_tensor(a, dtype=self._dtype) for a in arrays]
-            self._queue = [
-                tuple(None if t is None else t[i * size : (i + 1) * size] for t in tensors)
-                for i in range(GENERATE_CHUNK)
-            ][::-1]
-        return self._queue.pop()
+        batch = self._generate(self._config.batch_size, seed=self._rng, **self._config.task_params)
+        arrays = (batch.inputs_btx, batch.targets_bty, getattr(batch, "mask_bty", None))
+        return tuple(None if a is None else torch.as_tensor(a, dtype=self._dtype) for a in arrays)
 
 
 def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict]:

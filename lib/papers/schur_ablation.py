@@ -120,16 +120,24 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "A3_table1_nR_orth": (_R, ""),
     "A3_table1_minus_CR_orth": (_K, "constant over α and far below the full class, at another level"),
     "A3_table1_nR_cayley": (_K, "n_R is the same at the three thresholds (a spectral gap), but 64, not 68"),
-    "A3_cayley_harmless": (_R, ""),
+    "A3_cayley_harmless": (
+        _K,
+        "no ablation moves replay, but held-out accuracy sits at the stop rule's 0.995, so it "
+        "rounds to 1.00 or not with the float rounding of training (issue 19)",
+    ),
     "A4_flipflop_fvu_full": (_K, "solved to the paper's order of magnitude, not its value"),
-    "A4_sine_fvu_full": (_K, "solved to the paper's order of magnitude, not its value"),
+    "A4_sine_fvu_full": (
+        _N,
+        "a solution that does not learn the task lifts the mean; which seed fails, if any, "
+        "changes with the float rounding of training (issue 19)",
+    ),
     "A4_context_fvu_full": (_K, "solved to the paper's order of magnitude, not its value"),
     "A4_flipflop_dfvu_CR": (_N, "our −T_C→R damage is over four times the paper's (task details the paper omits)"),
     "A4_flipflop_dfvu_CC": (_R, ""),
-    "A4_sine_dfvu_CC": (_K, "catastrophic as in the paper, larger than its mean ± SEM"),
+    "A4_sine_dfvu_CC": (_R, ""),  # within 2 SEM here; "in kind" under other float rounding of training (issue 19)
     "A4_sine_dfvu_CR": (_R, ""),
     "A4_sine_sens_CR": (_R, ""),
-    "A4_sine_sens_CC": (_K, "S_ΔT depends on the removed mass, which is solution-specific"),
+    "A4_sine_sens_CC": (_R, ""),  # within 2 SEM here; "in kind" under other float rounding of training (issue 19)
     "A4_context_dfvu_CC": (_R, ""),
     "A4_context_dfvu_CR": (_N, "our −T_C→R damage is over six times the paper's (task details the paper omits)"),
     "A4_flipflop_CR_largest": (_R, ""),
@@ -139,6 +147,14 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "A4_sine_RR_little": (_N, "T_RR is empty in some solutions (no longer counted as safe) and harmful in the rest"),
     "A4_context_CC_gt_CR": (_F, "the ordering holds for a minority of our solutions"),
     "A4_no_uniformly_safe": (_R, ""),
-    "A5_raw_distance": (_R, ""),
-    "A28_basis": (_R, ""),
+    "A5_raw_distance": (
+        _N,
+        "no damaging ablation whose same-size random perturbations are typically harmless; one "
+        "appears under other float rounding of training (issue 19)",
+    ),
+    "A28_basis": (
+        _F,
+        "holds in about three quarters of the solutions, next to the 80 % line, and crosses it with the "
+        "float rounding of training (issue 19)",
+    ),
 }
