@@ -41,10 +41,11 @@ class _Tape:
         self.E = [torch.empty(evals, batch, o, dtype=dtype) for o, _ in shapes]
         self.abar_last = torch.empty(evals, batch, params[-2].shape[1], dtype=dtype)
         # scratch, reused by every evaluation: z, s, s(1 − s), σ'' of each layer; ∂MLP/∂h_i and its cotangent
-        self.scratch = [torch.empty(4, batch, o, dtype=dtype) for o, _ in shapes]
+        self.scratch = [torch.empty(4, batch, o, dtype=dtype).unbind(0) for o, _ in shapes]
         self.a = [torch.empty(batch, i, dtype=dtype) for _, i in shapes]
         self.hbar = [torch.empty(batch, i, dtype=dtype) for _, i in shapes]
         self.gbar = [torch.empty(batch, o, dtype=dtype) for o, _ in shapes]
+        self.x_t = torch.empty(shapes[0][1], batch, dtype=dtype)  # ∇_x and x̄, transposed (see _narrow)
         n = self.hidden
         # per evaluation and layer, the views each sweep reads and writes (indexing them anew costs more than the ops)
         self.at = [
@@ -62,12 +63,13 @@ class _Tape:
         """The parameters the next evaluations use (weights, their transposes, biases, the output weight row)."""
         n = self.hidden
         self.W = [params[2 * i] for i in range(n)]
-        self.WT = [w.T for w in self.W]
+        self.WT = [w.T.contiguous() for w in self.W]  # BLAS multiplies by a stored transpose faster than by a view
         self.b = [params[2 * i + 1] for i in range(n)]
         self.w_out, self.params = params[-2], list(params)
 
     def input_grad(self, e: int) -> Tensor:
-        """u = ∇_x MLP at x = ``Q[0][1, e]``, filling evaluation e of the tape; shape (batch, d_in)."""
+        """u = ∇_x MLP at x = ``Q[0][1, e]``, filling evaluation e of the tape; shape (batch, d_in), a view valid until
+        the tape's next evaluation or VJP."""
         at, n = self.at[e], self.hidden
         h = at[0][0]
         for i in range(n):
@@ -84,11 +86,17 @@ class _Tape:
             _, _, g, _, d, ea, _, _ = at[i]
             torch.mul(a, d, out=g)
             torch.mul(self.scratch[i][3], a, out=ea)
-            a = torch.mm(g, self.W[i], out=self.a[i])
+            a = torch.mm(g, self.W[i], out=self.a[i]) if i else self._narrow(g)
         return a
 
+    def _narrow(self, m: Tensor) -> Tensor:
+        """m @ W_0, (batch, d_in), as the transpose of W_0ᵀ mᵀ: BLAS is several times slower at a product with only
+        d_in (2 or 3) output columns than at one with d_in rows."""
+        return torch.mm(self.WT[0], m.T, out=self.x_t).T
+
     def vjp(self, e: int, *, need_x: bool = True) -> Tensor | None:
-        """Cotangent of x for the output cotangent ū = ``Q[0][0, e]``; fills the tape's cotangents of evaluation e."""
+        """Cotangent of x for the output cotangent ū = ``Q[0][0, e]`` (a view valid until the tape's next evaluation or
+        VJP); fills the tape's cotangents of evaluation e."""
         at, n = self.at[e], self.hidden
         for i in range(n):
             _, abar, _, zbar, d, ea, _, abar_next = at[i]
@@ -100,7 +108,10 @@ class _Tape:
             zbar, d = at[i][3], at[i][4]
             if hbar is not None:
                 zbar.addcmul_(hbar, d)
-            hbar = torch.mm(zbar, self.W[i], out=self.hbar[i]) if (i > 0 or need_x) else None
+            if i:
+                hbar = torch.mm(zbar, self.W[i], out=self.hbar[i])
+            else:
+                hbar = self._narrow(zbar) if need_x else None
         return hbar
 
     def param_grads(self) -> list[Tensor]:
