@@ -3,8 +3,10 @@ hidden SiLU layers of width 32 (Xavier-uniform weights, zero biases), rolled out
 
 The input gradients ∇K, ∇V come from the hand-written kernel ``lib.kernels.silu_mlp.mlp_input_grad`` (readable
 reference: autograd through :func:`mlp_value`): no autograd inside the rollout, so training is plain first-order
-backpropagation. The learned force F_θ(q; α) = −∇_q V_θ2 is analysed as a function of V's parameter vector θ₂
-(:func:`v_vector`, :func:`v_params_of`).
+backpropagation. Training's fast path, ``lib.kernels.leapfrog_mlp.leapfrog_loss_grad``, writes the gradient of
+:func:`trajectory_loss` by hand end to end (no autograd graph); this module's autograd is its reference. The learned
+force F_θ(q; α) = −∇_q V_θ2 is analysed as a function of V's parameter vector θ₂ (:func:`v_vector`,
+:func:`v_params_of`).
 """
 
 from __future__ import annotations

@@ -16,9 +16,12 @@ import torch
 
 from lib.core import cache, params
 from lib.core.progress import bar as progress_bar
-from lib.kernels import silu_mlp
-from lib.paper_b.mexican_hat.data import DataConfig, make_windows
+from lib.kernels import adam, leapfrog_mlp, silu_mlp
+from lib.kernels.adam import Adam
+from lib.kernels.leapfrog_mlp import leapfrog_loss_grad
+from lib.paper_b.mexican_hat.data import DataConfig, Windows, make_windows
 from lib.paper_b.mexican_hat.model import ASRNN, trajectory_loss
+from lib.paper_b.mexican_hat.system import DT
 
 
 @dataclass(frozen=True)
@@ -72,17 +75,67 @@ def _lr_at(cfg: ASRNNConfig, step: int) -> float:
     return cfg.lr_final + 0.5 * (cfg.lr - cfg.lr_final) * (1 + math.cos(math.pi * step / max(cfg.steps, 1)))
 
 
-def train_asrnn(cfg: ASRNNConfig = ASRNNConfig(), *, progress: bool = True) -> ASRNNTraining:
-    """Adam on minibatches of windows (float32), cosine learning-rate decay, optional L1; seeded throughout."""
-    if not isinstance(cfg, ASRNNConfig):
-        raise TypeError(f"cfg must be a ASRNNConfig, got {type(cfg).__name__}")
-    train_w, val_w = make_windows(cfg.data)
-    train_w, val_w = train_w.to(torch.float32), val_w.to(torch.float32)
-    model = ASRNN.init(seed=cfg.seed)
+def _reference_step(model: ASRNN, cfg: ASRNNConfig):
+    """The readable step: autograd through ``trajectory_loss`` and ``torch.optim.Adam`` over the separate tensors."""
     params = model.parameters()
     for t in params:
         t.requires_grad_(True)
     opt = torch.optim.Adam(params, lr=cfg.lr)
+
+    def step(windows: Windows, lr: float) -> float:
+        for g in opt.param_groups:
+            g["lr"] = lr
+        loss = trajectory_loss(model, windows)
+        value = float(loss.detach())
+        if cfg.l1 > 0:
+            loss = loss + cfg.l1 * sum(t.abs().sum() for t in params)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return value
+
+    return model, step
+
+
+def _fast_step(model: ASRNN, cfg: ASRNNConfig):
+    """The fast step: the hand-written loss and gradient of ``lib.kernels.leapfrog_mlp`` (no autograd graph) and
+    ``lib.kernels.adam.Adam`` on one flat parameter vector (one sweep of elementwise ops instead of one per tensor).
+    Returns the model whose tensors are views of that vector, and the step."""
+    params = model.parameters()
+    theta = torch.cat([t.detach().reshape(-1) for t in params])
+    views = list(theta.split([t.numel() for t in params]))
+    views = [v.view(t.shape) for v, t in zip(views, params, strict=True)]
+    nk = len(model.k_params)
+    model = ASRNN(views[:nk], views[nk:])
+    theta.grad = torch.empty_like(theta)
+    opt = Adam([theta], lr=cfg.lr)
+    workspace: dict = {}
+
+    def step(w: Windows, lr: float) -> float:
+        loss, gk, gv = leapfrog_loss_grad(
+            model.k_params, model.v_params, w.start, w.alpha, w.idx, w.target, DT, workspace=workspace
+        )
+        torch.cat([g.reshape(-1) for g in (*gk, *gv)], out=theta.grad)
+        if cfg.l1 > 0:
+            theta.grad.add_(theta.sign(), alpha=cfg.l1)  # ∂Σ|θ|/∂θ as autograd has it (0 at 0)
+        opt.lr = lr
+        opt.step()
+        return float(loss)
+
+    return model, step
+
+
+def train_asrnn(cfg: ASRNNConfig = ASRNNConfig(), *, progress: bool = True, reference: bool = False) -> ASRNNTraining:
+    """Adam on minibatches of windows (float32), cosine learning-rate decay, optional L1; seeded throughout.
+
+    The step is the fast one (:func:`_fast_step`) unless ``reference``: then the readable autograd step
+    (:func:`_reference_step`). Both train to the same weights up to float32 rounding
+    (``tests/test_mexican_hat_training.py``)."""
+    if not isinstance(cfg, ASRNNConfig):
+        raise TypeError(f"cfg must be a ASRNNConfig, got {type(cfg).__name__}")
+    train_w, val_w = make_windows(cfg.data)
+    train_w, val_w = train_w.to(torch.float32), val_w.to(torch.float32)
+    model, train_step = (_reference_step if reference else _fast_step)(ASRNN.init(seed=cfg.seed), cfg)
     gen = torch.Generator().manual_seed(cfg.seed + 1)
     n = len(train_w)
     batch = min(cfg.batch, n)
@@ -108,15 +161,7 @@ def train_asrnn(cfg: ASRNNConfig = ASRNNConfig(), *, progress: bool = True) -> A
             perm, pos = torch.randperm(n, generator=gen), 0
         rows = perm[pos : pos + batch]
         pos += batch
-        for g in opt.param_groups:
-            g["lr"] = _lr_at(cfg, step)
-        loss = trajectory_loss(model, train_w.subset(rows))
-        running += float(loss.detach())
-        if cfg.l1 > 0:
-            loss = loss + cfg.l1 * sum(t.abs().sum() for t in params)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
+        running += train_step(train_w.subset(rows), _lr_at(cfg, step))
         bar.update(1)
     bar.close()
     seconds = time.perf_counter() - t0
@@ -133,9 +178,10 @@ def train_asrnn(cfg: ASRNNConfig = ASRNNConfig(), *, progress: bool = True) -> A
 
 def training_code() -> str:
     """Fingerprint of the sources that decide what a configuration trains to: the true system, the windows, the model,
-    the hand-written gradient kernel and this training loop."""
+    the hand-written gradient kernels, the optimiser and this training loop."""
     here = Path(__file__).parent
-    files = [here / "system.py", here / "data.py", here / "model.py", here / "training.py", Path(silu_mlp.__file__)]
+    kernels = [Path(m.__file__) for m in (silu_mlp, leapfrog_mlp, adam)]
+    files = [here / "system.py", here / "data.py", here / "model.py", here / "training.py", *kernels]
     return cache.fingerprint(files)
 
 
