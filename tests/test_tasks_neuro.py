@@ -87,13 +87,15 @@ def test_unknown_task_lists_names():
         get_task("flip-flop")
 
 
-def test_flipflop_target_holds_latest_pulse():
-    batch = get_task("flipflop").generate(64, seed=2, pulse_prob=0.2)
+@pytest.mark.parametrize("shape", [{}, {"n_bits": 2, "length": 7}])
+def test_flipflop_target_holds_latest_pulse(shape):
+    """Every trial and channel against the definition (the generator reads the targets through flat indices)."""
+    batch = get_task("flipflop").generate(64, seed=2, pulse_prob=0.2, **shape)
     x, y = batch.inputs_btx.numpy(), batch.targets_bty.numpy()
     assert np.all(x[:, 0, :] != 0)  # pulse forced at t = 0
     assert set(np.unique(y)) <= {-1.0, 1.0}
-    for b in range(4):
-        for c in range(3):
+    for b in range(x.shape[0]):
+        for c in range(x.shape[2]):
             state = 0.0
             for t in range(x.shape[1]):
                 state = x[b, t, c] if x[b, t, c] != 0 else state
