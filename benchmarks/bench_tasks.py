@@ -1,16 +1,16 @@
 """Cost of training the task models of paper A §4 (issue 4), against a plain ``nn.RNN`` loop in the same process.
 
-For each task one model is trained with ``lib.paper_a.train.train`` (the book's: hand-written BPTT, the task generator,
-Adam) and one with the trial's baseline (``torch.nn.RNN(bias=False)`` + ``nn.Linear``, same data, steps and batch),
-alternately, single-threaded, without the cache. Reported: seconds per model and the ratio book / baseline per task,
-and the projected time to train every model the book trains for issue 4 (the main solutions, the robustness variants
-and the new-task demonstration) one after another. Then the book's way: ``--pool-models`` of the main solutions (seeds
-0, 1, … of flip-flop, sine and context in turn; 30 by default) trained by ``lib.paper_a.train.load_or_train_many`` in
-``--workers`` processes (default: one per CPU) into a temporary cache, timed on the wall clock, against the target of
-5 minutes. ``--steps`` shortens every run; times are scaled to the paper's 3,840 steps (this over-estimates the pool,
-whose process start-up does not shrink with the steps). The chapters' own execution times are read from
-``_build/timings.json`` when present. Writes ``_build/benchmarks/tasks.json``; with ``--check`` exits 1 if the pool's
-time exceeds ``--max-seconds``.
+For each task one model is trained the book's way (``lib.paper_a.batched_training.train_seeds``: the seed-batched
+recurrence, the task generator, Adam) and one with the trial's baseline (``torch.nn.RNN(bias=False)`` +
+``nn.Linear``, same data, steps and batch), alternately, single-threaded, without the cache. Reported: seconds per
+model and the ratio book / baseline per task, and the projected time to train every model the book trains for issue
+4 (the main solutions, the robustness variants and the new-task demonstration) one after another. Then the book's
+way: ``--pool-models`` of the main solutions (seeds 0, 1, … of flip-flop, sine and context in turn; 30 by default)
+trained by ``lib.paper_a.train.load_or_train_many`` in ``--workers`` processes (default: one per CPU) into a
+temporary cache, timed on the wall clock, against the target of 5 minutes. ``--steps`` shortens every run; times are
+scaled to the paper's 3,840 steps (this over-estimates the pool, whose process start-up does not shrink with the
+steps). The chapters' own execution times are read from ``_build/timings.json`` when present. Writes
+``_build/benchmarks/tasks.json``; with ``--check`` exits 1 if the pool's time exceeds ``--max-seconds``.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_tasks.py [--steps 3840] [--pool-models 30] [--check]
 """
@@ -30,9 +30,10 @@ import torch
 
 from lib.core.cache import atomic_write_bytes
 from lib.core.paths import REPO_ROOT, build_dir
+from lib.paper_a import batched_training
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.tasks import get_task, load_task_modules
-from lib.paper_a.train import TRAIN_STREAM, default_workers, load_or_train_many, train
+from lib.paper_a.train import TRAIN_STREAM, default_workers, load_or_train_many
 
 load_task_modules(REPO_ROOT / "book" / "tasks")  # the integrator of the new task lives outside lib
 TASK_CHAPTERS = ("task_flipflop", "task_sine", "task_context", "task_dependence", "new_task")
@@ -66,10 +67,10 @@ def baseline_seconds(task: str, steps: int, seed: int = 0) -> float:
 
 
 def book_seconds(task: str, steps: int, seed: int = 0) -> float:
-    """``lib.paper_a.train.train`` on the paper's §4 configuration (no cache, no progress bar)."""
+    """The book's training of one model (``batched_training.train_seeds``) on the paper's §4 configuration."""
     config = ta.train_config(task, seed, steps=steps)
     start = time.perf_counter()
-    train(config, progress=False)
+    batched_training.train_seeds([config], progress=False)
     return time.perf_counter() - start
 
 
