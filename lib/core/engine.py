@@ -77,6 +77,10 @@ class Engine:
         """True when the jobs run in this process, one after the other (no scheduler, one worker)."""
         return self.scheduler is None and self.workers == 1
 
+    def runs_here(self, jobs: int) -> bool:
+        """True when ``jobs`` jobs would run in this process: the serial path, or a single job and no scheduler."""
+        return self.scheduler is None and min(self.workers, jobs) <= 1
+
 
 def choose(scheduler: str | None = None, workers: int | None = None) -> Engine:
     """The validated engine: ``scheduler`` (else ``$BOOK_SCHEDULER``) and ``workers`` (else :func:`default_workers`).
@@ -184,7 +188,7 @@ def run_jobs(
     jobs = list(jobs)
     if not jobs:
         return JobResults([], workers=0)
-    here = engine.scheduler is None and min(engine.workers, len(jobs)) == 1
+    here = engine.runs_here(len(jobs))
     n = 1 if here else min(engine.workers, len(jobs))
     where = "here" if here else engine.scheduler or f"{n} processes"
     results: list[Any] = [None] * len(jobs)
