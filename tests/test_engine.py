@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 
 import pytest
 
@@ -64,6 +65,17 @@ def test_jobs_run_on_the_workers_and_results_arrive_here(scheduler):
     )  # fmt: skip
     assert os.getpid() not in pids and len(set(pids)) == 2  # both workers took jobs, this process none
     assert sorted(i for i, _ in seen) == [0, 1, 2, 3] and {pid for _, pid in seen} == {os.getpid()}
+
+
+def size_of(data: bytes) -> int:
+    return len(data)
+
+
+def test_jobs_carry_their_data_without_a_warning_in_the_page(scheduler):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a warning would land in the executed notebook
+        sizes = engine.run_jobs(size_of, [{"data": bytes(11 * 2**20)}] * 2, scheduler=scheduler, progress=False)
+    assert sizes == [11 * 2**20] * 2
 
 
 def test_numbers_are_bit_identical_here_and_in_a_local_cluster():

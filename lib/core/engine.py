@@ -230,12 +230,14 @@ def _client(engine: Engine, workers: int) -> Iterator[Any]:
 
 def _on_cluster(client, fn: Callable[..., Any], jobs: list[Mapping[str, Any]]) -> Iterator[tuple[int, Any]]:
     """``(index, result)`` of each job as it finishes on ``client``'s cluster; unfinished jobs cancelled on exit."""
+    import dask
     from distributed import as_completed
 
-    futures = [
-        client.submit(one_thread, fn, dict(job), pure=False, priority=len(jobs) - i)  # in job order
-        for i, job in enumerate(jobs)
-    ]
+    with dask.config.set({"distributed.admin.large-graph-warning-threshold": "1TiB"}):  # jobs carry their data
+        futures = [
+            client.submit(one_thread, fn, dict(job), pure=False, priority=len(jobs) - i)  # in job order
+            for i, job in enumerate(jobs)
+        ]
     index = {future.key: i for i, future in enumerate(futures)}
     try:
         for future in as_completed(futures, loop=client.loop):
