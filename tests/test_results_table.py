@@ -7,8 +7,11 @@ import logging
 import math
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +37,7 @@ def slow_measure(x: int, scale: float = 1.0) -> dict:
 
 
 CONFIGS = [{"x": x, "scale": 0.5} for x in range(6)]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +69,28 @@ def test_an_interrupted_sweep_resumes_without_recomputing_finished_jobs(tmp_path
     rt.sweep(measure, CONFIGS[:2], table, code="othercode", workers=1, progress=False)
     assert len(CALLS) == 2  # rows of other code are not reused
     assert len(table.parts()) == 1  # each sweep that computed leaves one compacted part
+
+
+def test_a_killed_client_leaves_whole_rows_and_the_sweep_resumes(tmp_path):
+    folder = tmp_path / "t"
+    script = (
+        "from lib.core import results_table as rt\n"
+        "from tests.test_results_table import CONFIGS, slow_measure\n"
+        f"rt.sweep(slow_measure, CONFIGS, {str(folder)!r}, workers=1, progress=False)\n"
+    )
+    client = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    table = rt.ResultsTable(folder)
+    deadline = time.monotonic() + 60
+    while len(table.parts()) < 2 and client.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    client.kill()  # the client is lost mid-sweep (SIGKILL: no cleanup of any kind)
+    client.wait()
+    finished = len(table.read())
+    assert 2 <= finished < len(CONFIGS)
+    code = rt.code_of(slow_measure)  # the same job function, computed here by measure (which counts its calls)
+    resumed = rt.sweep(measure, CONFIGS, table, code=code, workers=1, progress=False)
+    assert len(CALLS) == len(CONFIGS) - finished
+    assert resumed == rt.sweep(measure, CONFIGS, tmp_path / "fresh", code=code, workers=1, progress=False)
 
 
 def test_an_append_is_atomic(tmp_path, monkeypatch):
