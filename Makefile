@@ -55,7 +55,7 @@ unit: $(STAMP)
 results: execute
 	$(VENV)/bin/pytest -m results tests
 
-# $(JOBS) notebooks at once, so one worker process each (lib.core.parallel); no progress bars (BOOK_PROGRESS=off)
+# $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off)
 nbval: execute
 	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-n $(JOBS) --dist loadfile -p no:cacheprovider _build/executed/book

@@ -43,7 +43,8 @@ class Interrupted(KeyboardInterrupt):
 
 def kernel_env(workers: int = 1) -> dict[str, str]:
     """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel,
-    and ``workers`` processes for a chapter's independent jobs (``lib.core.parallel``; ``$BOOK_WORKERS`` overrides)."""
+    and ``workers`` processes for a chapter's independent jobs (``lib.core.engine``; ``$BOOK_WORKERS`` overrides, and
+    ``$BOOK_SCHEDULER`` sends them to a Dask cluster instead)."""
     env = dict(os.environ)
     env.setdefault("BOOK_WORKERS", str(workers))
     env.setdefault("OMP_NUM_THREADS", "1")

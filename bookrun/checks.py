@@ -1,5 +1,5 @@
-"""Checks before anything runs: the environment (``BOOK_WORKERS``, a writable model cache) and the values a reader
-gives a chapter (each chapter's own validation cells, executed in a plain IPython process)."""
+"""Checks before anything runs: the environment (``BOOK_WORKERS``, ``BOOK_SCHEDULER``, a writable model cache) and
+the values a reader gives a chapter (each chapter's own validation cells, executed in a plain IPython process)."""
 
 from __future__ import annotations
 
@@ -81,22 +81,29 @@ def check_values_child(spec_path: str, out_path: str) -> int:
 
 
 def check_environment(env: dict[str, str]) -> None:
-    """``BOOK_WORKERS`` and the model cache, checked before any chapter starts (ManifestError naming the fix)."""
-    from lib.core import paths
-    from lib.core.parallel import default_workers
+    """``BOOK_WORKERS``, ``BOOK_SCHEDULER`` (well formed and answering) and the model cache, checked before any chapter
+    starts (ManifestError naming the fix)."""
+    from lib.core import engine, paths
 
-    saved = os.environ.get("BOOK_WORKERS")
+    names = ("BOOK_WORKERS", engine.SCHEDULER_ENV)
+    saved = {name: os.environ.get(name) for name in names}
     try:
-        if "BOOK_WORKERS" in env:
-            os.environ["BOOK_WORKERS"] = env["BOOK_WORKERS"]
-        default_workers()
+        for name in names:
+            if name in env:
+                os.environ[name] = env[name]
+        where = engine.choose()
+        if where.scheduler is not None:
+            engine.connect(where.scheduler).close()
     except ValueError as exc:
-        raise ManifestError(f"{exc}; unset it to use one process per CPU") from None
+        raise ManifestError(f"{exc}; unset it for the default (one process per CPU, on this machine)") from None
+    except ConnectionError as exc:
+        raise ManifestError(f"${engine.SCHEDULER_ENV}: {exc}") from None
     finally:
-        if saved is None:
-            os.environ.pop("BOOK_WORKERS", None)
-        else:
-            os.environ["BOOK_WORKERS"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     try:
         paths.ensure_writable(cache_dir(env), "model cache")
     except PermissionError as exc:

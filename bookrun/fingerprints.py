@@ -9,8 +9,9 @@ imported it.
 The imports are recorded by the kernel itself: the executor gives each chapter an IPython profile whose startup file
 (:data:`STARTUP`) appends, after every cell, the repository files newly found in ``sys.modules`` to a log. Every process
 inheriting the chapter's environment logs there too: a kernel the chapter starts itself (``new_task`` runs the task
-template) and the executor that starts it. Worker processes (``lib.core.parallel``) are not kernels and are not
-logged; they run jobs of modules the kernel imported to submit them, and the kernel runs the same jobs itself.
+template) and the executor that starts it. Dask workers (``lib.core.engine``) are not kernels and are not logged; they
+run jobs whose functions the kernel imported to submit them (and with one worker the kernel runs the jobs itself), so
+a module that a job imports only inside a function, on a worker, is not recorded: import it at a module's top.
 """
 
 from __future__ import annotations

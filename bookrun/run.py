@@ -36,7 +36,7 @@ class Run:
 
 def execute(run: Run) -> int:
     """Execute ``run``'s jobs; the exit status (0, 1 if a chapter failed, 128 + signal if interrupted)."""
-    from lib.core.parallel import available_cpus
+    from lib.core.engine import available_cpus
 
     todo = list(run.jobs_for)
     run.out_dir.mkdir(parents=True, exist_ok=True)

@@ -48,10 +48,12 @@ from myst_nb import glue
 
 WORK = """
 import time
-from lib.core.parallel import map_in_processes
+from lib.core import engine
+def nap(seconds):
+    time.sleep(seconds)
 print("working", flush=True)
 if seconds:
-    map_in_processes(time.sleep, [(seconds,), (seconds,)], workers=2, progress=False)  # a spawned worker too
+    engine.run_jobs(nap, [{"seconds": seconds}] * 2, workers=2, progress=False)  # in spawned workers too
 glue("twice", n * 2, display=False)
 glue("size", len(options), display=False)
 """
@@ -194,6 +196,8 @@ def test_environment_is_checked_before_anything_starts(book, tmp_path):
     book, env = book
     proc = _run(book, "--only", "ok", env={**env, "BOOK_WORKERS": "abc"})
     assert proc.returncode == 2 and "BOOK_WORKERS='abc' must be a positive integer" in proc.stderr
+    proc = _run(book, "--only", "ok", env={**env, "BOOK_SCHEDULER": "tcp://a host:1"})
+    assert proc.returncode == 2 and "$BOOK_SCHEDULER='tcp://a host:1' is not allowed" in proc.stderr
     (tmp_path / "file").write_text("")
     proc = _run(book, "--only", "ok", env={**env, "BOOK_CACHE_DIR": str(tmp_path / "file" / "cache")})
     assert proc.returncode == 2 and "model cache" in proc.stderr and "is not writable" in proc.stderr
@@ -531,17 +535,17 @@ def test_imports_of_every_kernel_are_recorded_and_decide_what_re_executes(book, 
     proc = _run(book, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ok, nested = (fingerprints.stored_record(out / f"{s}.ipynb") for s in ("ok", "nested"))
-    assert "lib/core/parallel.py" in ok["imports"] and "lib/core/params.py" in ok["imports"]
+    assert "lib/core/engine.py" in ok["imports"] and "lib/core/params.py" in ok["imports"]
     assert "lib/core/tables.py" not in ok["imports"]
     assert "lib/core/tables.py" in nested["imports"], "the nested kernel's imports count"
 
-    # as if lib/core/parallel.py had changed since: only the chapter that imported it executes again
+    # as if lib/core/engine.py had changed since: only the chapter that imported it executes again
     notebook = nbformat.read(out / "ok.ipynb", as_version=4)
-    notebook.metadata["book_execution"]["imports"]["lib/core/parallel.py"] = "an older version"
+    notebook.metadata["book_execution"]["imports"]["lib/core/engine.py"] = "an older version"
     nbformat.write(notebook, out / "ok.ipynb")
     proc = _run(book, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "to run   ok: lib/core/parallel.py changed" in proc.stdout and "up to date nested" in proc.stdout
+    assert "to run   ok: lib/core/engine.py changed" in proc.stdout and "up to date nested" in proc.stdout
     assert "executing 1 of 2" in proc.stdout
 
 

@@ -167,11 +167,3 @@ def study_solution(
             rec.dfvu_path = path_fvu[1 + j * lam.size : 1 + (j + 1) * lam.size] - path_fvu[0]
         out.append(rec)
     return out
-
-
-def study_job(task, seed, weights, batch, alpha, dfvu, n_eval, draws, lambdas, pc_level, draw_base_seed):
-    """:func:`study_solution` with positional arguments (a job for :func:`lib.core.parallel.map_in_processes`)."""
-    return study_solution(
-        task, seed, weights, batch, alpha=alpha, dfvu=dfvu, n_eval=n_eval, draws=draws, lambdas=lambdas,
-        pc_level=pc_level, draw_base_seed=draw_base_seed,
-    )  # fmt: skip

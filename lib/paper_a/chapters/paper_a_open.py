@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lib.core import params
-from lib.core.parallel import map_in_processes
+from lib.core.engine import run_jobs
 from lib.core.tables import Table
 from lib.paper_a import conditioning as cd
 from lib.paper_a import confound, rnn, train
@@ -106,16 +106,23 @@ class OpenStudy:
         analyses["copy"] = ta.analyse_copy(copy_configs, alpha=self.alpha)
         return analyses
 
-    def measure(self, analyses: dict[str, ta.TaskAnalysis]) -> dict[str, list[confound.AblationRecord]]:
-        """task → the records of every ablation of every solution (subspaces, controls, λ path), in processes."""
+    def measure(
+        self, analyses: dict[str, ta.TaskAnalysis], *, scheduler: str | None = None
+    ) -> dict[str, list[confound.AblationRecord]]:
+        """task → the records of every ablation of every solution (subspaces, controls, λ path), one job a solution
+        (``lib.core.engine``: a local cluster, or the Dask scheduler at ``scheduler``)."""
         jobs = []
         for t in reversed(TASKS):  # the longest rollouts (copy) first
             a, n = analyses[t], min(self.n_eval, len(analyses[t].batch[0]))
             for p, s in zip(a.profiles, a.solutions, strict=True):
-                w = rnn.as_float64(s.weights)
-                job = (t, p.seed, w, a.batch, self.alpha, p.dfvu, n, self.draws, self.lambdas, self.pc_level)
-                jobs.append((*job, self.draw_seed))
-        done = map_in_processes(confound.study_job, jobs, desc="solutions")
+                jobs.append(
+                    dict(
+                        task=t, seed=p.seed, weights=rnn.as_float64(s.weights), batch=a.batch, alpha=self.alpha,
+                        dfvu=p.dfvu, n_eval=n, draws=self.draws, lambdas=self.lambdas, pc_level=self.pc_level,
+                        draw_base_seed=self.draw_seed,
+                    )
+                )  # fmt: skip
+        done = run_jobs(confound.study_solution, jobs, scheduler=scheduler, desc="solutions")
         return {t: [r for rs in done for r in rs if r.task == t] for t in TASKS}
 
 

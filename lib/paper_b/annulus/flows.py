@@ -1,15 +1,14 @@
 """The annulus flows of paper B §3.1 (notes §8.6–8.8): from each start, resolved and fixed flows along c* and b*,
-the (start, direction) pairs run in processes (``lib.core.parallel``); each flow by ``lib.paper_b.flows.run_flow``."""
+the (start, direction) pairs run as independent jobs (``lib.core.engine``); each flow by
+``lib.paper_b.flows.run_flow``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import torch
 from torch import Tensor
 
-from lib.core import params
-from lib.core.parallel import default_workers, map_in_processes
+from lib.core import engine
 from lib.paper_b.annulus.problem import AnnulusProblem
 from lib.paper_b.flows import FlowRecord, run_flow
 from lib.paper_b.problem import KINDS
@@ -26,7 +25,7 @@ class ConditionFlows:
 
 
 class FlowSet(dict):
-    """``{start name: ConditionFlows}`` from ``run_conditions``, with the number of processes that ran them."""
+    """``{start name: ConditionFlows}`` from ``run_conditions``, with the number of processes that could run them."""
 
     def __init__(self, flows: dict[str, ConditionFlows], *, workers: int):
         super().__init__(flows)
@@ -57,7 +56,8 @@ def run_condition(
 ) -> ConditionFlows:
     """Resolved (gauged) and fixed (each gauge in ``fixed_gauges``) flows along c* and b* from θ0, in this process.
 
-    ``kwargs`` are those of :func:`run_conditions` (steps, dt, fixed_gauges, record_every, ...), without ``workers``.
+    ``kwargs`` are those of :func:`run_conditions` (steps, dt, fixed_gauges, record_every, ...), without ``workers``
+    and ``scheduler``.
     """
     return run_conditions(problem, {name: (theta0, tuple(datasets))}, workers=1, **kwargs)[name]
 
@@ -93,10 +93,9 @@ def flow(
     )  # fmt: skip
 
 
-def _run_direction(name: str, problem: AnnulusProblem, theta0: Tensor, kind: str, threads: int, kw: dict) -> dict:
-    """Worker of ``run_conditions``: the resolved and fixed flows from the start ``name`` along one direction."""
-    torch.set_num_threads(threads)
-    kw = dict(kw)  # the job's own arguments stay as they were (this process runs jobs too)
+def _run_direction(name: str, problem: AnnulusProblem, theta0: Tensor, kind: str, kw: dict) -> dict:
+    """Job of ``run_conditions``: the resolved and fixed flows from the start ``name`` along one direction."""
+    kw = dict(kw)  # the job's own arguments stay as they were (the serial path runs jobs in this process)
     fixed_gauges = kw.pop("fixed_gauges")
     records = {(kind, "resolved", "sensitivity"): flow(problem, theta0, kind, "resolved", **kw)}
     for gauge in fixed_gauges:
@@ -109,6 +108,7 @@ def run_conditions(
     starts: dict[str, tuple[Tensor, tuple[str, ...]]],
     *,
     workers: int | None = None,
+    scheduler: str | None = None,
     steps: int = 200,
     dt: float = 0.005,
     fixed_gauges=("sensitivity", "minnorm"),
@@ -117,39 +117,40 @@ def run_conditions(
     snapshot_stops=(),
     progress: bool = True,
 ) -> FlowSet:
-    """``run_condition`` for every start ``{name: (θ0, datasets)}``, the (start, direction) pairs run ``workers`` at
-    a time (``lib.core.parallel``: this process and ``workers − 1`` it starts; default: one per CPU; ``workers=1`` runs
-    them here, a bar per flow).
+    """``run_condition`` for every start ``{name: (θ0, datasets)}``, the (start, direction) pairs run as jobs of
+    ``lib.core.engine``: ``workers`` processes of a local cluster (default: ``$BOOK_WORKERS`` or one per CPU), or the
+    workers of the Dask scheduler at ``scheduler``; ``workers=1`` without a scheduler runs them here, a bar per flow.
 
-    Each worker computes with as many threads as this process, so the records are those of ``run_condition``.
+    Every flow computes on one thread wherever it runs, so the records are those of ``run_condition``.
     """
     kw = dict(
         steps=steps, dt=dt, fixed_gauges=tuple(fixed_gauges), record_every=record_every,
         invariance_every=invariance_every, snapshot_stops=tuple(snapshot_stops),
     )  # fmt: skip
-    workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
+    where = engine.choose(scheduler, workers)
     pairs = [(name, kind) for name in starts for kind in KINDS]
-    if workers > 1:  # most expensive first, so the workers end together: a re-solve costs about the retained rank,
+    here = where.runs_here(len(pairs))  # then a bar per flow; in processes one bar over the pairs
+    if not here:  # most expensive first, so the workers end together: a re-solve costs about the retained rank,
         # and b* pays for Π f at every step on top
         rank = {name: problem.rank(theta0) for name, (theta0, _) in starts.items()}
         pairs.sort(key=lambda pair: (-rank[pair[0]], pair[1] != "b"))
-    here = workers == 1 or len(pairs) == 1  # then a bar per flow; in processes one bar over the pairs
     jobs = [
-        (name, problem, starts[name][0], kind, torch.get_num_threads(),
-         {**kw, "datasets": tuple(starts[name][1]), "progress": progress and here})
+        dict(name=name, problem=problem, theta0=starts[name][0], kind=kind,
+             kw={**kw, "datasets": tuple(starts[name][1]), "progress": progress and here})
         for name, kind in pairs
     ]  # fmt: skip
-    records = map_in_processes(
+    records = engine.run_jobs(
         _run_direction,
         jobs,
+        scheduler=scheduler,
         workers=workers,
         desc=f"flows of {len(pairs)} (start, direction) pairs",
         progress=progress,
-        label=lambda args, _: f"{args[3]}* from {args[0]}",
+        label=lambda job, _: f"{job['kind']}* from {job['name']}",
     )
     by_pair = dict(zip(pairs, records, strict=True))
     out = {name: ConditionFlows(name, theta0, tuple(datasets)) for name, (theta0, datasets) in starts.items()}
     for name in starts:  # in run_condition's order
         for kind in KINDS:
             out[name].records.update(by_pair[(name, kind)])
-    return FlowSet(out, workers=min(workers, len(pairs)))
+    return FlowSet(out, workers=records.workers)
