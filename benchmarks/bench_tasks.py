@@ -29,11 +29,12 @@ import numpy as np
 import torch
 
 from lib.core.cache import atomic_write_bytes
+from lib.core.engine import default_workers
 from lib.core.paths import REPO_ROOT, build_dir
 from lib.paper_a import batched_training
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.tasks import get_task, load_task_modules
-from lib.paper_a.train import TRAIN_STREAM, default_workers, load_or_train_many
+from lib.paper_a.train import TRAIN_STREAM, load_or_train_many
 
 load_task_modules(REPO_ROOT / "book" / "tasks")  # the integrator of the new task lives outside lib
 TASK_CHAPTERS = ("task_flipflop", "task_sine", "task_context", "task_dependence", "new_task")

@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from lib.core import engine, parallel
+from lib.core import engine
 
 
 def power(base: int, exp: int) -> int:
@@ -54,7 +54,6 @@ def test_results_follow_job_order_on_every_engine(scheduler):
     on_cluster = engine.run_jobs(power, jobs, scheduler=scheduler, progress=False)
     assert on_cluster == expected and on_cluster.workers == 2
     assert engine.run_jobs(power, [], workers=2) == []
-    assert parallel.map_in_processes(power, [(2, k) for k in range(7)], workers=1, progress=False) == expected
 
 
 def test_jobs_run_on_the_workers_and_results_arrive_here(scheduler):

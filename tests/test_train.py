@@ -213,3 +213,23 @@ def test_unwritable_cache_fails_before_training(monkeypatch):
         train.load_or_train(_tiny(), progress=False)
     with pytest.raises(PermissionError, match="model cache .* is not writable"):
         train.load_or_train_many([_tiny(), _tiny(seed=5)], workers=1, progress=False)
+
+
+def test_an_interrupted_call_keeps_the_models_already_trained(_cache, monkeypatch):
+    """This process writes each job's models as the job finishes: a failure later loses none of them."""
+    first, second = _tiny(seed=1), _tiny(seed=1, lr=2e-2)  # two configurations: two jobs, the first trained first
+    real, calls = batched_training.train_seeds, []
+
+    def fail_second(configs, progress=True, **kw):
+        calls.append(configs)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(configs, progress, **kw)
+
+    monkeypatch.setattr(batched_training, "train_seeds", fail_second)
+    with pytest.raises(KeyboardInterrupt):
+        train.load_or_train_many([first, second], workers=1, progress=False)
+    assert train.cache_path(calls[0][0]).is_file() and not train.cache_path(calls[1][0]).is_file()
+    monkeypatch.setattr(batched_training, "train_seeds", real)
+    again = train.load_or_train_many([first, second], workers=1, progress=False)
+    assert [r.from_cache for r in again] == [calls[0][0] == first, calls[0][0] == second]

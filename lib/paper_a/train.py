@@ -5,7 +5,7 @@
 trains to (:func:`code_fingerprint`), training and caching it first when it is missing. A corrupt entry is reported,
 moved aside and retrained (the cache's policy). Same configuration ⇒ bit-identical weights: every draw comes from
 ``config.seed`` and training runs on one thread. ``load_or_train_many(configs, workers=2)`` trains the missing models
-of a list in parallel processes, the seeds of one configuration together (same weights).
+of a list as independent jobs on :mod:`lib.core.engine` (Dask), the seeds of one configuration together (same weights).
 
 Two trainings live here: :func:`train` is the readable reference, one model at a time through
 :class:`lib.kernels.recurrence.RolloutMSE`; the book's models come from :mod:`lib.paper_a.batched_training` (several
@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib.core import cache, params
-from lib.core.parallel import default_workers, map_in_processes
+from lib.core import cache, engine, params
 from lib.core.paths import cache_dir
 from lib.core.progress import bar as progress_bar
 from lib.core.progress import note as progress_note
@@ -253,43 +252,52 @@ def load_or_train(config: TrainConfig, progress: bool = True) -> TrainResult:
     return _result(config, payload, path, from_cache)
 
 
-def _train_and_store(configs: list[TrainConfig], progress: bool) -> float:
-    """Worker of ``load_or_train_many``: train ``configs`` together into the cache; their training seconds."""
-    payloads = _trained_payloads(configs, progress)
-    for config, payload in zip(configs, payloads, strict=True):
-        cache.save_checkpoint(cache_path(config), payload)
-    return sum(p["train_seconds"] for p in payloads)
+def _train_job(configs: list[TrainConfig], progress: bool) -> list[dict[str, Any]]:
+    """A job of ``load_or_train_many``: the cache payloads of ``configs`` trained together (a worker writes none)."""
+    return _trained_payloads(configs, progress)
 
 
-def load_or_train_many(configs, *, workers: int | None = None, progress: bool = True) -> list[TrainResult]:
-    """``load_or_train`` for every configuration in ``configs``, training the missing ones ``workers`` at a time.
+def load_or_train_many(
+    configs, *, workers: int | None = None, scheduler: str | None = None, progress: bool = True
+) -> list[TrainResult]:
+    """``load_or_train`` for every configuration in ``configs``, training the missing ones as independent jobs.
 
-    The missing models train as ``batched_training.training_jobs`` (seeds of one configuration together), each
-    job on one thread in one of ``workers`` processes (this one and ``workers − 1`` it starts;
-    ``lib.core.parallel``); every model is written to the cache and read back from there. ``workers`` defaults to
-    :func:`lib.core.parallel.default_workers`; with ``workers=1`` (or a single job) the jobs run in this process
-    with a bar over steps. Results follow the order
-    of ``configs``; the weights are the same whichever way they were trained.
+    The missing models train as ``batched_training.training_jobs`` (seeds of one configuration together, shared out
+    over ``workers``), each job on one thread wherever :func:`lib.core.engine.run_jobs` runs it: here (one worker),
+    a LocalCluster of ``workers`` processes (default :func:`lib.core.engine.default_workers`) or the cluster of
+    ``scheduler`` (else ``$BOOK_SCHEDULER``). This process, not the workers, writes each model to the cache as its job
+    finishes, so an interrupted call keeps every finished model; then all are read back. Results follow the order of
+    ``configs``; the weights are the same whichever way and wherever they were trained.
     """
     configs = list(configs)
     if not all(isinstance(c, TrainConfig) for c in configs):
         raise TypeError(f"configs must be TrainConfig objects; got {sorted({type(c).__name__ for c in configs})}")
-    workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
+    where = engine.choose(scheduler, workers)  # bad workers or scheduler: an error before anything else
     paths = [cache_path(c) for c in configs]
     unique = dict(zip(paths, configs, strict=True))  # a configuration listed twice trains once
     found = {path: cache.read(path, _REQUIRED) for path in unique}  # a corrupt entry: reported, moved aside, None
     missing = [path for path in unique if found[path] is None]
-    jobs = batched_training.training_jobs([unique[p] for p in missing], workers)
+    jobs = batched_training.training_jobs([unique[p] for p in missing], where.workers)
     if jobs:
         cache.ensure_writable(cache_dir(), "model cache")  # before training, not after it
-    here = workers == 1 or len(jobs) == 1  # then the bar over steps; in processes one bar over the jobs
-    map_in_processes(
-        _train_and_store,
-        [(job, progress and here) for job in jobs],
-        workers=workers,
+    here = where.runs_here(len(jobs))  # then the bar over steps; on a cluster one bar over the jobs
+
+    def store(i: int, job: dict[str, Any], payloads: list[dict[str, Any]]) -> None:
+        for config, payload in zip(job["configs"], payloads, strict=True):
+            cache.save_checkpoint(cache_path(config), payload)
+
+    engine.run_jobs(
+        _train_job,
+        [{"configs": job, "progress": progress and here} for job in jobs],
+        scheduler=where.scheduler,
+        workers=where.workers,
         desc=f"training {len(missing)} models in {len(jobs)} jobs",
         progress=progress,
-        label=lambda args, seconds: f"{args[0][0].task} seeds={[c.seed for c in args[0]]} {seconds:.0f} s",
+        label=lambda job, payloads: (
+            f"{job['configs'][0].task} seeds={[c.seed for c in job['configs']]} "
+            f"{sum(p['train_seconds'] for p in payloads):.0f} s"
+        ),
+        on_result=store,
     )
     for path in missing:
         found[path] = cache.read(path, _REQUIRED)

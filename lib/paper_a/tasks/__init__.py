@@ -6,7 +6,7 @@ its source, its input/output sizes and its default parameters; ``get_task`` give
 
 The modules of this package register themselves when it is imported (no list to edit). A reader's own task lives
 outside ``lib``, in a module or a folder of modules of their own, e.g. ``book/tasks/``: ``load_task_modules(path)``
-imports it, and the processes this one starts (``lib.core.parallel``'s workers, a nested kernel) import it too.
+imports it, and the processes this one starts (``lib.core.engine``'s workers, a nested kernel) import it too.
 """
 
 from __future__ import annotations
