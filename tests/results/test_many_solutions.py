@@ -1,0 +1,91 @@
+"""What the chapter "Many solutions" promises, read from the executed book's glued numbers.
+
+Its first solutions are the task chapters' own (the same configurations, the same held-out trials, the same rule for
+empty blocks), so where it profiles as many solutions as they do, every ordering's count must be theirs exactly; its
+width profile at the paper's width must be their mean over the first seeds. The intervals are lib.core.claims'
+Wilson intervals of the counts it glues.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from lib.core.claims import ROBUST, wilson
+from lib.paper_a import task_analysis as ta
+
+pytestmark = pytest.mark.results
+
+CH = "many_solutions::"
+TASKS = ("flipflop", "sine", "context")
+
+
+def same(a, b) -> bool:
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_frequencies_are_the_task_chapters_for_the_same_solutions(results, task):
+    n_task = results[f"task_{task}::n_seeds"]
+    if results[CH + "n_solutions"] != n_task:
+        pytest.skip(f"the chapter profiled {results[CH + 'n_solutions']} solutions, the task chapter {n_task}")
+    for name in ta.ORDERINGS:
+        ours, theirs = results[f"{CH}frac_{task}_{name}"], results[f"task_{task}::frac_{name}_{task}"]
+        assert same(ours, theirs), f"{task} {name}: {ours} here, {theirs} in the task chapter"
+    for name in ta.PAPER_CLAIMS[task]:
+        claim = json.loads(results[f"task_{task}::claim_A4_{task}_{name}"])
+        per_solution = claim["per_solution"] or []
+        k, n = results[f"{CH}k_{task}_{name}"], results[f"{CH}n_{task}_{name}"]
+        assert (k, n) == (sum(per_solution), len(per_solution)), f"{task} {name}: the task chapter's claim differs"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_each_interval_is_the_wilson_interval_of_its_count(results, task):
+    for name in ta.ORDERINGS:
+        tag = f"{task}_{name}"
+        k, n = results[f"{CH}k_{tag}"], results[f"{CH}n_{tag}"]
+        assert 0 <= k <= n <= results[CH + "n_solutions"]
+        if not n:
+            continue
+        lo, hi = results[f"{CH}lo_{tag}"], results[f"{CH}hi_{tag}"]
+        assert (lo, hi) == pytest.approx(wilson(k, n))
+        assert lo <= results[f"{CH}frac_{tag}"] == pytest.approx(k / n) <= hi
+        assert results[f"{CH}width_{tag}"] == pytest.approx(hi - lo)
+        needed = results[f"{CH}needed_{tag}"]
+        if k / n != ROBUST:
+            lo_n, hi_n = wilson(k / n * needed, needed)
+            assert lo_n > ROBUST or hi_n < ROBUST  # decided at that many solutions
+            lo_p, hi_p = wilson(k / n * (needed - 1), needed - 1) if needed > 1 else (0.0, 1.0)
+            assert lo_p <= ROBUST <= hi_p  # and not one fewer
+
+
+def test_an_interval_narrows_as_solutions_accumulate(results):
+    n = results[CH + "n_solutions"]
+    lo, hi = wilson(n, n)
+    assert results[CH + "all_hold_low"] == pytest.approx(lo)
+    assert results[CH + "all_hold_width"] < wilson(1, 1)[1] - wilson(1, 1)[0]
+    assert wilson(results[CH + "all_hold_needed"], results[CH + "all_hold_needed"])[0] > ROBUST
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_width_profile_has_a_point_per_width(results, task):
+    widths = [int(w) for w in results[CH + "widths_text"].split(", ")]
+    assert len(widths) == results[CH + "n_widths"]
+    for b in ta.SINGLE_BLOCKS:
+        points = [results[f"{CH}width_dfvu_{task}_{b}_{w}"] for w in widths]
+        assert results[f"{CH}width_points_{task}_{b}"] == sum(math.isfinite(p) for p in points)
+    for b in ("CR", "CC"):  # the coupling blocks leave C → R and C in every width
+        assert results[f"{CH}width_points_{task}_{b}"] == len(widths), f"{task} −T_{b}: a width without a mean"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_width_profile_at_the_papers_width_is_the_task_chapters(results, task):
+    widths = [int(w) for w in results[CH + "widths_text"].split(", ")]
+    if results[CH + "main_width"] not in widths or results[CH + "width_solutions"] != 3:
+        pytest.skip("the width profile does not hold the task chapters' first three seeds at their width")
+    for b in ta.SINGLE_BLOCKS:
+        ours = results[f"{CH}width_dfvu_{task}_{b}_{results[CH + 'main_width']}"]
+        theirs = results[f"task_{task}::dfvu_{b}_first3_{task}"]
+        assert same(ours, theirs), f"{task} −T_{b}: {ours} here, {theirs} in the task chapter"
