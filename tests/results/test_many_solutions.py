@@ -89,3 +89,22 @@ def test_width_profile_at_the_papers_width_is_the_task_chapters(results, task):
         ours = results[f"{CH}width_dfvu_{task}_{b}_{results[CH + 'main_width']}"]
         theirs = results[f"task_{task}::dfvu_{b}_first3_{task}"]
         assert same(ours, theirs), f"{task} −T_{b}: {ours} here, {theirs} in the task chapter"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_width_profile_at_the_papers_width_averages_the_task_chapters_solutions(results, task):
+    """At the paper's width the profile's first seeds are the task chapter's: their ΔFVU, as its claims record them."""
+    widths = [int(w) for w in results[CH + "widths_text"].split(", ")]
+    n, main = results[CH + "width_solutions"], results[CH + "main_width"]
+    if main not in widths or n > results[f"task_{task}::n_seeds"]:
+        pytest.skip("the width profile does not hold the task chapter's seeds at its width")
+    checked = 0
+    for b in ta.SINGLE_BLOCKS:
+        key = f"task_{task}::claim_A4_{task}_dfvu_{b}"
+        if key not in results:
+            continue  # the paper gives no value for this block, so no claim records ours
+        values = [v for v in json.loads(results[key])["ours_values"][:n] if v is not None]
+        ours = results[f"{CH}width_dfvu_{task}_{b}_{main}"]
+        assert ours == pytest.approx(sum(values) / len(values), rel=1e-12) if values else math.isnan(ours)
+        checked += 1
+    assert checked, f"{task}: no claim records the single-block ΔFVU"
