@@ -50,6 +50,10 @@ def test_wilson_known_values():
     lo, hi = claims.wilson(3, 10)
     assert lo == pytest.approx(0.1078, abs=1e-4) and hi == pytest.approx(0.6032, abs=1e-4)
     assert claims.wilson(0, 5)[0] == 0.0 and claims.wilson(5, 5)[1] == 1.0
+    for n in range(1, 201):  # every interval contains its own frequency, the ends 0 and 1 included exactly
+        for k in range(n + 1):
+            lo, hi = claims.wilson(k, n)
+            assert lo <= k / n <= hi, (k, n)
     with pytest.raises(ValueError, match="n=0"):
         claims.wilson(0, 0)
 

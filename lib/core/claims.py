@@ -61,7 +61,8 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     denom = 1 + z**2 / n
     centre = (p + z**2 / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # exact ends where the algebra gives them (at k = 0 and k = n the rounding of centre ± half can miss 0 or 1)
+    return 0.0 if k == 0 else max(0.0, centre - half), 1.0 if k == n else min(1.0, centre + half)
 
 
 def matches_printed(ours: float, paper: float, half_unit: float, spread: float = 0.0) -> bool:
