@@ -51,7 +51,8 @@ def test_each_interval_is_the_wilson_interval_of_its_count(results, task):
             continue
         lo, hi = results[f"{CH}lo_{tag}"], results[f"{CH}hi_{tag}"]
         assert (lo, hi) == pytest.approx(wilson(k, n))
-        assert lo <= results[f"{CH}frac_{tag}"] == pytest.approx(k / n) <= hi
+        frac = results[f"{CH}frac_{tag}"]
+        assert frac == pytest.approx(k / n) and lo <= frac <= hi
         assert results[f"{CH}width_{tag}"] == pytest.approx(hi - lo)
         needed = results[f"{CH}needed_{tag}"]
         if k / n != ROBUST:
