@@ -190,7 +190,7 @@ def test_figures_draw(swept):
     many = _profiles(swept)
     for fig in (
         plots.ablation_ecdfs(many.main),
-        plots.interval_narrowing(chapter.narrowing_curves(many), level=0.8),
+        plots.interval_narrowing(chapter.narrowing_curves(many), 0.8, chapter.claimed_orderings(["flipflop"])),
         plots.width_profile(many.widths),
     ):
         assert fig.axes

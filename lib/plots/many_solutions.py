@@ -5,7 +5,7 @@ Every function returns a matplotlib ``Figure`` (never shows it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -49,44 +49,60 @@ def ablation_ecdfs(analyses: Mapping[str, TaskAnalysis], kinds=("dfvu", "sens"),
     return fig
 
 
-def interval_narrowing(curves: Mapping[str, Mapping[str, tuple[np.ndarray, ...]]], level: float | None = None):
-    """How each ordering's frequency and its 95% Wilson band evolve as solutions accumulate, one panel per task.
-
-    ``curves``: task → ordering → (n, frequency, low, high) after each solution; ``level``: a dotted reference line.
-    """
+def interval_narrowing(
+    curves: Mapping[str, Mapping[str, tuple[np.ndarray, ...]]],
+    level: float | None = None,
+    marked: Collection[tuple[str, str]] = (),
+):
+    """How each ordering's frequency and its 95% Wilson band evolve as solutions accumulate: a row per ordering, a
+    column per task. ``curves``: task → ordering → (n, frequency, low, high) after each solution; ``level``: a dotted
+    reference line; ``marked``: (task, ordering) pairs whose panel is titled as the paper's claim."""
     tasks = list(curves)
-    fig, axes = plt.subplots(1, len(tasks), figsize=(3.8 * len(tasks) + 0.4, 3.4), squeeze=False, sharey=True)
-    for ax, t in zip(axes[0], tasks, strict=True):
-        for c, (name, (n, f, lo, hi)) in zip(ORDERING_COLOURS, curves[t].items(), strict=False):
+    names = list(next(iter(curves.values())))
+    fig, axes = plt.subplots(
+        len(names), len(tasks), figsize=(3.4 * len(tasks) + 0.6, 1.9 * len(names) + 0.5), squeeze=False,
+        sharex=True, sharey=True,
+    )  # fmt: skip
+    for i, name in enumerate(names):
+        c = ORDERING_COLOURS[i % len(ORDERING_COLOURS)]
+        for j, t in enumerate(tasks):
+            ax = axes[i, j]
+            n, f, lo, hi = curves[t][name]
             if n.size:
-                ax.fill_between(n, lo, hi, step="mid", color=c, alpha=0.15, lw=0)
-                ax.plot(n, f, color=c, lw=1.4, drawstyle="steps-mid", label=name)
-        if level is not None:
-            ax.axhline(level, color="0.4", ls=":", lw=0.9)
-        ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("solutions")
-        ax.set_title(_title(t))
-    axes[0, 0].set_ylabel("fraction where the ordering holds")
-    axes[0, -1].legend(fontsize=7, loc="lower right")
+                ax.fill_between(n, lo, hi, step="mid", color=c, alpha=0.25, lw=0)
+                ax.plot(n, f, color=c, lw=1.5, drawstyle="steps-mid")
+            if level is not None:
+                ax.axhline(level, color="0.3", ls=":", lw=0.9)
+            ax.set_ylim(-0.03, 1.03)
+            paper = " (paper)" if (t, name) in marked else ""
+            ax.set_title(f"{_title(t)}: {name}{paper}" if i == 0 else f"{name}{paper}", fontsize=9)
+            if i == len(names) - 1:
+                ax.set_xlabel("solutions")
+        axes[i, 0].set_ylabel("holds in")
     fig.tight_layout()
     return fig
 
 
 def width_profile(widths: Mapping[str, Mapping[int, TaskAnalysis]], linthresh: float = 1e-3):
-    """Mean ± SEM single-block ΔFVU against N_h, one panel per task, a line per block."""
+    """Mean ± SEM single-block ΔFVU against N_h, one panel per task, a line per block (log scale; symmetric log
+    where a mean minus its SEM is not positive)."""
     tasks = list(widths)
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.6 * len(tasks) + 0.4, 3.3), squeeze=False)
     for ax, t in zip(axes[0], tasks, strict=True):
-        ns = sorted(widths[t])
+        ns, lowest = sorted(widths[t]), np.inf
         for k, b in enumerate(SINGLE_BLOCKS):
             stats = np.array([widths[t][w].mean_sem("dfvu", b)[:2] for w in ns], dtype=float)
             x = np.asarray(ns, dtype=float) * (1 + 0.03 * (k - 1))  # a little apart, so the bars do not overlap
             sem = np.nan_to_num(stats[:, 1])
             ax.errorbar(x, stats[:, 0], yerr=sem, marker="o", ms=4, capsize=3, color=BLOCK_COLOURS[b],
                         label=f"−{BLOCK_NAMES[b]}")  # fmt: skip
+            lowest = min(lowest, float(np.nanmin(stats[:, 0] - sem, initial=np.inf)))
         ax.set_xscale("log", base=2)
         ax.set_xticks(ns, [str(w) for w in ns])
-        ax.set_yscale("symlog", linthresh=linthresh)
+        if lowest > 0:
+            ax.set_yscale("log")
+        else:  # a mean at or below zero: a symmetric log scale
+            ax.set_yscale("symlog", linthresh=linthresh)
         ax.set_xlabel("N_h")
         ax.set_title(_title(t))
     axes[0, 0].set_ylabel("ΔFVU (mean ± SEM)")
