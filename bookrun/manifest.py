@@ -1,7 +1,9 @@
 """What the book executes: ``book/chapters.yml`` (chapters and chapter patterns), ``_toc.yml`` and the chapters'
 papermill parameters (declared, coerced from the command line, checked).
 
-A manifest entry names one executed chapter: ``stem: {source, parameters, after, title}``. An entry whose stem holds a
+A manifest entry names one executed chapter: ``stem: {source, parameters, after, title}``; ``after: all`` runs it after
+every other chapter of the book (the scorecard, which reads them all, so a new chapter cannot overtake it). An entry
+whose stem holds a
 ``{placeholder}`` is a *pattern*: ``task_{task}: {source: neuro_task.md}`` runs ``neuro_task.md`` for any stem it
 matches, with the matched text as the parameter ``task`` (``task_integrator`` → ``task=integrator``). A chapter whose
 stem matches a pattern and that has no source of its own (``<stem>.md``) inherits the pattern's source and
@@ -11,6 +13,7 @@ parameter, so adding one to the book is one line.
 from __future__ import annotations
 
 import ast
+import graphlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,7 +107,11 @@ def load_manifest(book_dir: Path) -> Manifest:
         own = Path(book_dir) / entry.get("source", f"{stem}.md")
         inherited = manifest.entry(stem) if "source" not in entry and not own.is_file() else None
         source = inherited["source"] if inherited else own
-        after = list(entry.get("after", []))
+        after = entry.get("after", [])
+        if after == "all":
+            after = [other for other in raw if other != stem and not _PLACEHOLDER.search(other)]
+        elif not isinstance(after, list):
+            raise ManifestError(f"{path}: chapter {stem!r} has after: {after!r}; allowed: a list of chapters or 'all'")
         for dep in after:
             if dep not in raw:
                 raise ManifestError(f"{path}: chapter {stem!r} runs after {dep!r}, which is not in the manifest")
@@ -114,6 +121,10 @@ def load_manifest(book_dir: Path) -> Manifest:
             "after": after,
             "title": entry.get("title"),
         }
+    try:
+        graphlib.TopologicalSorter({stem: entry["after"] for stem, entry in chapters.items()}).prepare()
+    except graphlib.CycleError as exc:
+        raise ManifestError(f"{path}: chapters run after each other in a circle: {' -> '.join(exc.args[1])}") from None
     dict.update(manifest, chapters)
     return manifest
 

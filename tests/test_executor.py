@@ -449,6 +449,27 @@ def test_patterns_name_chapters_after_their_parameter(tmp_path):
         main(["--book-dir", str(book), "--toc", "/none", "--only", "t_5", "-p", "n", "9"])
 
 
+def test_after_all_runs_a_chapter_after_every_other_and_circles_are_refused(tmp_path):
+    book = tmp_path / "book"
+    book.mkdir()
+    for stem in ("a", "b", "last"):
+        (book / f"{stem}.md").write_text(HEADER.format(body=""))
+    (book / "chapters.yml").write_text("t_{n}: {source: a.md}\na: {}\nb: {after: [a]}\nlast: {after: all}\n")
+    assert manifest.load_manifest(book)["last"]["after"] == ["a", "b"], "every chapter, no pattern"
+    (book / "chapters.yml").write_text("a: {after: [last]}\nb: {}\nlast: {after: all}\n")
+    with pytest.raises(ManifestError, match="in a circle: "):
+        manifest.load_manifest(book)
+    (book / "chapters.yml").write_text("a: {after: everything}\n")
+    with pytest.raises(ManifestError, match="has after: 'everything'; allowed: a list of chapters or 'all'"):
+        manifest.load_manifest(book)
+
+
+def test_the_scorecard_runs_after_every_chapter_it_reads():
+    """The scorecard reads every chapter's claims; CI once started it before ``many_solutions`` had finished."""
+    book = manifest.load_manifest(ROOT / "book")
+    assert set(book["scorecard"]["after"]) == set(book) - {"scorecard"}
+
+
 def test_glued_values_read_plain_values_and_claims(tmp_path):
     from bookrun.results import claim_records, glued_values
 
