@@ -136,3 +136,21 @@ def test_a_bad_scheduler_is_refused_quickly_and_before_any_work(monkeypatch):
         engine.choose()
     with pytest.raises(ValueError, match="scheduler=8786 is not allowed"):
         engine.choose(8786)
+
+
+def test_a_started_cluster_announces_its_address_and_a_live_dashboard(capfd):
+    """Where the progress bars go (stderr here), never into the page: the cluster's address and its dashboard's link,
+    which answers (bokeh is a requirement)."""
+    import re
+    import urllib.request
+
+    client = engine.connect(workers=1)
+    try:
+        err = capfd.readouterr().err
+        found = re.search(r"Dask LocalCluster of 1 workers at tcp://\S+; dashboard: (http://\S+/status)", err)
+        assert found, err
+        with urllib.request.urlopen(found[1], timeout=20) as page:
+            assert page.status == 200 and b"Dask" in page.read()
+    finally:
+        client.close()
+        client.cluster.close()

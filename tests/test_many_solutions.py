@@ -39,6 +39,7 @@ def one_worker(monkeypatch):
         ({"width_solutions": 0}, ValueError, "width_solutions=0 is out of range"),
         ({"alpha": 1.5}, ValueError, "alpha=1.5 is out of range"),
         ({"scheduler": "tcp://host :1"}, ValueError, "scheduler='tcp://host :1' is not allowed"),
+        ({"device": "gpu"}, ValueError, "device='gpu' is not a device; allowed: 'cpu', 'cuda' or 'cuda:<index>'"),
     ],
 )
 def test_bad_settings_name_parameter_value_and_what_is_allowed(changes, error, words):

@@ -81,6 +81,8 @@ def test_cache_path_covers_every_field_and_the_code(monkeypatch):
         new = {"n_symbols": 3} if isinstance(v, dict) else (None if v is None else v * 2)
         if f.name == "stop_accuracy":
             new = 0.5
+        if f.name == "device":
+            new = "cuda"
         paths.add(train.cache_path(cfg.replace(**{f.name: new})))
     assert len(paths) == len(dataclasses.fields(cfg)) - 4 + 1
     monkeypatch.setattr(train, "code_fingerprint", lambda task: "edited")

@@ -25,7 +25,7 @@ runs them. A worker that dies (killed, out of memory) has its jobs retried elsew
 jobs not yet finished are cancelled.
 
 The progress bar over jobs goes where ``lib.core.progress`` sends bars (the terminal under the executor, never the
-executed page), and so do the address of a cluster and of its dashboard (which needs the ``bokeh`` package) and the
+executed page), and so do the address of a cluster and of its dashboard (served by ``bokeh``, a requirement) and the
 workers' own log lines. Results that must survive an interrupted sweep go through :mod:`lib.core.results_table`.
 """
 

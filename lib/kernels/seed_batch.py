@@ -38,18 +38,18 @@ class SeedBatchedMSE:
     def __init__(self):
         self._shape, self._buffers = None, {}
 
-    def _scratch(self, seeds: int, steps: int, batch: int, n: int, dtype: torch.dtype) -> dict[str, torch.Tensor]:
-        if self._shape != (seeds, steps, batch, n, dtype):
+    def _scratch(self, seeds, steps, batch, n, dtype: torch.dtype, device: torch.device) -> dict[str, torch.Tensor]:
+        if self._shape != (seeds, steps, batch, n, dtype, device):
             shapes = {"g": (seeds, steps + 1, batch, n), "h": (seeds, steps + 1, batch, n),
                       "dz": (seeds, steps, batch, n), "dtanh": (seeds, steps, batch, n)}  # fmt: skip
-            self._shape = (seeds, steps, batch, n, dtype)
-            self._buffers = {name: torch.empty(shape, dtype=dtype) for name, shape in shapes.items()}
+            self._shape = (seeds, steps, batch, n, dtype, device)
+            self._buffers = {name: torch.empty(shape, dtype=dtype, device=device) for name, shape in shapes.items()}
         return self._buffers
 
     def __call__(self, W_xh, W_hh, W_hy, inputs_sbtx, targets_sbty, mask_sbty=None):
         seeds, batch, steps, _ = inputs_sbtx.shape
         n = W_hh.shape[-1]
-        ws = self._scratch(seeds, steps, batch, n, inputs_sbtx.dtype)
+        ws = self._scratch(seeds, steps, batch, n, inputs_sbtx.dtype, inputs_sbtx.device)
         x_sxk = _channels_first(inputs_sbtx)  # (S, N_x, T·B), column k = (t, b)
         h = _forward(x_sxk, W_xh, W_hh, ws["g"], ws["h"], batch)
         h_run = h[:, 1:].reshape(seeds, steps * batch, n)  # (S, T·B, N): h_1..h_T

@@ -6,6 +6,8 @@ a configuration that differ only in ``seed`` train side by side:
 
 - the loss and weight gradients of all of them come from one :class:`lib.kernels.seed_batch.SeedBatchedMSE` call
   per step (one batched product per time step, tanh through the logistic function);
+- the configuration's ``device`` (``lib.core.devices``) runs the whole loop: the weights are drawn on the CPU (the
+  same initial weights everywhere), the batches generated there, and both moved; the results come back as CPU tensors;
 - each solution keeps its own initial weights (``config.seed``), its own data stream
   (``default_rng([seed, TRAIN_STREAM])``), its own Adam state and its own early stop: nothing couples them, and a
   solution's weights do not depend on which other seeds it trained beside (tested);
@@ -22,6 +24,7 @@ import time
 import numpy as np
 import torch
 
+from lib.core import devices
 from lib.core.progress import bar as progress_bar
 from lib.kernels import adam, seed_batch
 from lib.paper_a import metrics, rnn
@@ -40,17 +43,17 @@ def group_key(config) -> tuple:
 
 class DataStream:
     """A configuration's training batches: one generator call per step on the numpy stream ``default_rng([seed,
-    stream])``; ``next()`` → ``(inputs_btx, targets_bty, mask_bty or None)`` in ``dtype``."""
+    stream])``; ``next()`` → ``(inputs_btx, targets_bty, mask_bty or None)`` in ``dtype`` on ``device``."""
 
-    def __init__(self, config, dtype, stream: int):
+    def __init__(self, config, dtype, stream: int, device: torch.device | None = None):
         self._generate = get_task(config.task).generate
         self._rng = np.random.default_rng([config.seed, stream])
-        self._config, self._dtype = config, dtype
+        self._config, self._dtype, self._device = config, dtype, device
 
     def next(self):
         batch = self._generate(self._config.batch_size, seed=self._rng, **self._config.task_params)
         arrays = (batch.inputs_btx, batch.targets_bty, getattr(batch, "mask_bty", None))
-        return tuple(None if a is None else torch.as_tensor(a, dtype=self._dtype) for a in arrays)
+        return tuple(None if a is None else torch.as_tensor(a, dtype=self._dtype, device=self._device) for a in arrays)
 
 
 def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict]:
@@ -58,7 +61,7 @@ def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict
 
     Returns, in the order of ``configs``, dicts with ``weights`` (float64), ``params`` (float64), ``loss_history``
     (float64 numpy), ``val_history``, ``steps_run`` and ``train_seconds`` (the group's wall time shared equally).
-    One thread; a progress bar over steps on stderr.
+    One thread; a progress bar over steps on stderr. The configurations' ``device`` must be present (checked first).
     """
     from lib.paper_a import train as reference  # the configuration, its streams and dtypes live there
 
@@ -66,6 +69,7 @@ def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict
     keys = {group_key(c) for c in configs}
     if len(keys) != 1 or len({c.seed for c in configs}) != len(configs):
         raise ValueError("train_seeds needs configurations that differ only in seed, each seed once")
+    devices.require("device", configs[0].device)  # a GPU asked for and absent: an error before any work
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -77,16 +81,14 @@ def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict
 def _train(configs, reference, progress: bool, label: str) -> list[dict]:
     start = time.perf_counter()
     first = configs[0]
-    spec, dtype = get_task(first.task), reference.DTYPES[first.dtype]
+    spec, dtype, device = get_task(first.task), reference.DTYPES[first.dtype], torch.device(first.device)
     probe = spec.generate(1, seed=0, **first.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
-    trainables = [
-        adam.FlatParameters(rnn.init_params(c.construction, c.n_hidden, n_inputs, n_outputs, seed=c.seed), dtype)
-        for c in configs
-    ]
+    initial = [rnn.init_params(c.construction, c.n_hidden, n_inputs, n_outputs, seed=c.seed) for c in configs]
+    trainables = [adam.FlatParameters(_to(weights, device), dtype) for weights in initial]  # drawn on the CPU
     optimisers = [adam.Adam(t.leaves, lr=c.lr) for t, c in zip(trainables, configs, strict=True)]
-    streams = [DataStream(c, dtype, reference.TRAIN_STREAM) for c in configs]
-    validation = [_validation_batch(c, dtype, reference) for c in configs]
+    streams = [DataStream(c, dtype, reference.TRAIN_STREAM, device) for c in configs]
+    validation = [_validation_batch(c, dtype, reference, device) for c in configs]
     kernel = seed_batch.SeedBatchedMSE()
     dense = rnn.construction_of(trainables[0].named()) == "dense"
     losses = [[] for _ in configs]
@@ -124,14 +126,18 @@ def _train(configs, reference, progress: bool, label: str) -> list[dict]:
     return [_fields(trainables[i], losses[i], checks[i], steps_run[i], seconds) for i in range(len(configs))]
 
 
-def _validation_batch(config, dtype, reference):
+def _to(tensors: dict, device: torch.device) -> dict:
+    return {k: v.to(device) for k, v in tensors.items()}
+
+
+def _validation_batch(config, dtype, reference, device):
     if config.stop_accuracy is None:
         return None
     params = {**config.task_params, **config.stop_task_params}
     batch = reference.task_batch(
         config.task, config.stop_batch_size, seed=config.seed, stream=reference.VALIDATION_STREAM, **params
     )
-    return reference._tensors(batch, dtype)
+    return tuple(None if t is None else t.to(device) for t in reference._tensors(batch, dtype))
 
 
 def _early_stop(active, trainables, validation, checks, step: int, target: float) -> set[int]:
@@ -149,7 +155,7 @@ def _early_stop(active, trainables, validation, checks, step: int, target: float
 
 
 def _fields(trainable, losses, checks, steps_run: int, seconds: float) -> dict:
-    params64 = {k: v.detach().to(torch.float64).clone() for k, v in trainable.named().items()}
+    params64 = {k: v.detach().to("cpu", torch.float64).clone() for k, v in trainable.named().items()}
     with torch.no_grad():
         weights = rnn.as_float64(rnn.weights_from_params(params64))
     return {

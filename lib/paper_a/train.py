@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib.core import cache, engine, params
+from lib.core import cache, devices, engine, params
 from lib.core.paths import cache_dir
 from lib.core.progress import bar as progress_bar
 from lib.core.progress import note as progress_note
@@ -56,6 +56,7 @@ class TrainConfig:
     stop_every: int = 250  # steps between validation checks (only with stop_accuracy)
     stop_batch_size: int = 256  # validation trials (numpy stream VALIDATION_STREAM of seed)
     stop_task_params: dict[str, Any] = field(default_factory=dict)  # overrides for validation (e.g. 128 replay steps)
+    device: str = devices.DEFAULT  # where it trains (lib.core.devices): "cpu", "cuda" or "cuda:<index>"
 
     def __post_init__(self):
         spec = get_task(self.task)
@@ -72,6 +73,7 @@ class TrainConfig:
         params.choice("construction", self.construction, rnn.CONSTRUCTIONS)
         params.real("lr", self.lr, min=0.0, min_open=True)
         params.choice("dtype", self.dtype, DTYPES)
+        devices.check("device", self.device)  # present or not: a GPU-trained model can be read on a CPU
         if self.stop_accuracy is not None:
             params.real("stop_accuracy", self.stop_accuracy, min=0.0, max=1.0)
         # the values too, now rather than at the first training batch: the generator validates them on one trial
@@ -119,6 +121,8 @@ def _tensors(batch, dtype) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | N
 
 def train(config: TrainConfig, progress: bool = True) -> TrainResult:
     """Train ``config`` from scratch (Adam, masked MSE, hand-written BPTT, one thread); progress bar on stderr."""
+    if config.device != "cpu":
+        raise ValueError(f"device={config.device!r}: train() is the readable CPU reference; load_or_train trains there")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -277,6 +281,8 @@ def load_or_train_many(
     unique = dict(zip(paths, configs, strict=True))  # a configuration listed twice trains once
     found = {path: cache.read(path, _REQUIRED) for path in unique}  # a corrupt entry: reported, moved aside, None
     missing = [path for path in unique if found[path] is None]
+    for device in sorted({unique[path].device for path in missing}):
+        devices.require("device", device)  # a GPU asked for and absent: an error before any training
     jobs = batched_training.training_jobs([unique[p] for p in missing], where.workers)
     if jobs:
         cache.ensure_writable(cache_dir(), "model cache")  # before training, not after it

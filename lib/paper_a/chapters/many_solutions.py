@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.core import engine, params
+from lib.core import devices, engine, params
 from lib.core.claims import ROBUST, wilson
 from lib.core.tables import Table, mean_sem_text
 from lib.paper_a import schur
@@ -63,7 +63,8 @@ class SolutionSweep:
     """The chapter's settings, validated on construction (before anything runs).
 
     ``scheduler`` (else ``$BOOK_SCHEDULER``): a Dask scheduler's address, checked to answer; ``None``: a local cluster
-    of ``$BOOK_WORKERS`` processes (serial with one).
+    of ``$BOOK_WORKERS`` processes (serial with one). ``device`` (``lib.core.devices``): where the models train and
+    roll out, part of every model's configuration (a GPU-trained solution is another solution); checked present.
     """
 
     solutions: int = 10
@@ -72,6 +73,7 @@ class SolutionSweep:
     tasks: tuple[str, ...] = TASKS
     alpha: float = schur.PAPER_ALPHA
     scheduler: str | None = None
+    device: str = devices.DEFAULT
 
     def __post_init__(self):
         checked = {
@@ -81,6 +83,7 @@ class SolutionSweep:
             "tasks": check_tasks(self.tasks),
             "alpha": schur.check_alpha(self.alpha),
             "scheduler": engine.choose(self.scheduler).scheduler,  # also BOOK_WORKERS and $BOOK_SCHEDULER
+            "device": str(devices.require("device", self.device)),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
@@ -90,9 +93,9 @@ class SolutionSweep:
 
     def configs(self) -> list[TrainConfig]:
         """Every solution: ``solutions`` seeds per task at the main width, then ``width_solutions`` at each width."""
-        main = [ta.train_config(t, s) for t in self.tasks for s in range(self.solutions)]
+        main = [ta.train_config(t, s, device=self.device) for t in self.tasks for s in range(self.solutions)]
         widths = [
-            ta.train_config(t, s, n_hidden=w)
+            ta.train_config(t, s, n_hidden=w, device=self.device)
             for t in self.tasks
             for w in self.widths
             for s in range(self.width_solutions)

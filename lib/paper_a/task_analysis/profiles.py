@@ -9,15 +9,17 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from lib.core import devices
 from lib.paper_a import ablation, metrics, rnn, schur
 from lib.paper_a.task_analysis.configuration import PAPER_ALPHA
 
 
-def fvu_of(weights: dict[str, torch.Tensor], batch) -> float:
-    """Held-out FVU of the network on ``batch`` = (inputs_btx, targets_bty, mask_bty or None), float64 rollout."""
-    w = rnn.as_float64(weights)
+def fvu_of(weights: dict[str, torch.Tensor], batch, device: str = devices.DEFAULT) -> float:
+    """Held-out FVU of the network on ``batch`` = (inputs_btx, targets_bty, mask_bty or None), float64 rollout on
+    ``device`` (``lib.core.devices``; the FVU itself is computed on the CPU)."""
+    w = {k: v.to(device) for k, v in rnn.as_float64(weights).items()}
     with torch.no_grad():
-        out, _ = rnn.rollout_fast(w, batch[0])
+        out, _ = rnn.rollout_fast(w, torch.as_tensor(batch[0]).to(device))
     return metrics.fvu(out, batch[1], batch[2])
 
 
@@ -64,14 +66,16 @@ def profile_solution(
     subsets: Sequence[tuple[str, ...]] | None = None,
     form: schur.SchurForm | None = None,
     sectors: schur.SchurSplit | None = None,
+    device: str = devices.DEFAULT,
 ) -> SolutionProfile:
     """Ablate each subset of {T_RR, T_C→R, T_CC} (default: all 8) of one solution and score its FVU on ``batch``.
 
     Built on :func:`lib.paper_a.ablation.ablation_profile` with the held-out FVU as score; the full model must be among
     ``subsets`` (it is the reference of ΔFVU). ``sectors`` (a precomputed split of W_hh; then ``alpha`` and ``form``
     are not used) or ``form`` (its ordered Schur form) avoid recomputing them; α is validated by
-    :func:`lib.paper_a.schur.split`.
+    :func:`lib.paper_a.schur.split`. The rollouts run on ``device`` (``lib.core.devices``; checked to be present).
     """
+    devices.require("device", device)
     subsets = schur.all_subsets() if subsets is None else [tuple(s) for s in subsets]
     if () not in subsets:
         raise ValueError(f"subsets={subsets!r} must include () (the full model, the reference of ΔFVU)")
@@ -79,7 +83,7 @@ def profile_solution(
         form = form if form is not None else schur.ordered_real_schur(weights["W_hh"])
         sectors = schur.split(form, alpha)
     sp, form = sectors, sectors.form
-    result = ablation.ablation_profile(weights, lambda w: fvu_of(w, batch), subsets=subsets, sectors=sp)
+    result = ablation.ablation_profile(weights, lambda w: fvu_of(w, batch, device), subsets=subsets, sectors=sp)
     full = result.score(())
     fvu, dfvu, mass, sens, empty = {}, {}, {}, {}, []
     for r in result.records:

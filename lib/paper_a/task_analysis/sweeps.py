@@ -68,13 +68,14 @@ def _batch(task: str, task_params: str, n_heldout: int):
 
 def profile_row(model: dict, model_code: str, alpha: float, n_heldout: int, heldout_seed: int) -> dict[str, Any]:
     """The row of one solution (a job of :func:`profile_sweep`): its model from the cache (trained if missing),
-    profiled at ``alpha`` on the task's held-out trials; single-block FVU, ΔFVU, S_ΔT, removed mass, n_R, the gaps."""
+    profiled at ``alpha`` on the task's held-out trials (rolled out on its ``device``); single-block FVU, ΔFVU,
+    S_ΔT, removed mass, n_R, the gaps."""
     config = train.TrainConfig(**model)
     if model_code != train.code_fingerprint(config.task) or heldout_seed != HELDOUT_SEED:
         raise ValueError(f"the row of {model} was configured for other training code or other held-out trials")
     weights = train.load_or_train(config, progress=False).weights
     batch = _batch(config.task, json.dumps(config.task_params, sort_keys=True), n_heldout)
-    p = profile_solution(weights, batch, alpha=alpha, seed=config.seed, subsets=ROW_SUBSETS)
+    p = profile_solution(weights, batch, alpha=alpha, seed=config.seed, subsets=ROW_SUBSETS, device=config.device)
     row: dict[str, Any] = {"task": config.task, "seed": config.seed, "n_hidden": config.n_hidden, "n_R": p.n_R}
     row |= {"fvu_full": p.fvu_full, "min_gap": p.min_gap, "coupling_mass": p.coupling_mass, "empty": "+".join(p.empty)}
     for b in SINGLE_BLOCKS:
