@@ -16,9 +16,9 @@ MODULES = sorted(p for p in LIB.rglob("*.py") if "__pycache__" not in p.parts)
 MAX_MODULE_LINES = 320  # "about 300"
 MAX_CELL_LINES = 15
 #: Roles that each module of a kind fills with its own implementation, one meaning each: a task module's
-#: ``generate`` (the registry calls it), a model's ``rollout``/``init_params``, a system's ``training_code`` (its cache
-#: fingerprint), a chapter report's ``settings``/``claims_table``.
-PROTOCOL_NAMES = {"generate", "rollout", "init_params", "training_code", "settings", "claims_table"}
+#: ``generate`` and ``generate_many`` (the registry calls them), a model's ``rollout``/``init_params``, a system's
+#: ``training_code`` (its cache fingerprint), a chapter report's ``settings``/``claims_table``.
+PROTOCOL_NAMES = {"generate", "generate_many", "rollout", "init_params", "training_code", "settings", "claims_table"}
 
 
 def _rel(path: Path) -> str:

@@ -106,6 +106,26 @@ def test_a_solution_is_the_same_whatever_seeds_train_beside_it():
     assert all(torch.equal(together[1]["weights"][k], alone["weights"][k]) for k in alone["weights"])
 
 
+@pytest.mark.parametrize(
+    "group",
+    [
+        [_config(task="context", seed=s, n_hidden=64, steps=30) for s in range(3)],  # flat: the rows of one leaf
+        [train.copy_config("dense_orthogonal", 64, s, steps=260, stop_every=20, stop_accuracy=0.62) for s in range(4)],
+    ],
+    ids=["context", "copy-early-stop"],
+)
+def test_stacked_rows_train_bit_for_bit_as_one_leaf_per_solution(group):
+    """Adam over the (S, P) rows of one leaf is each solution's own Adam, bit for bit, also as solutions stop."""
+    stacked = batched_training.train_seeds(group, progress=False)
+    apart = batched_training.train_seeds(group, progress=False, stacked=False)
+    for a, b in zip(stacked, apart, strict=True):
+        assert a["steps_run"] == b["steps_run"] and a["val_history"] == b["val_history"]
+        assert np.array_equal(a["loss_history"], b["loss_history"])
+        assert all(torch.equal(a["params"][k], b["params"][k]) for k in b["params"])
+    if group[0].stop_accuracy is not None:
+        assert len({r["steps_run"] for r in stacked}) > 1  # some stopped while others went on
+
+
 def test_seeds_of_one_configuration_only():
     with pytest.raises(ValueError, match="differ only in seed"):
         batched_training.train_seeds([_config(), _config(seed=2, lr=1e-3)], progress=False)
@@ -117,7 +137,7 @@ def test_training_jobs_group_the_seeds_of_a_configuration_and_share_them_between
     flipflop = [_config(seed=s) for s in range(20)]
     sine = [_config(task="sine", seed=s) for s in range(3)]
     jobs = batched_training.training_jobs(flipflop + sine, workers=2)
-    assert sorted(len(j) for j in jobs) == [1, 2, 6, 7, 7]  # 20 seeds: ⌈20/8⌉ = 3 jobs; 3 seeds, 2 workers: 2
+    assert sorted(len(j) for j in jobs) == [1, 2, 10, 10]  # 20 seeds: ⌈20/10⌉ = 2 jobs; 3 seeds, 2 workers: 2
     assert all(len({c.task for c in job}) == 1 for job in jobs)
     assert sorted((c.task, c.seed) for job in jobs for c in job) == sorted((c.task, c.seed) for c in flipflop + sine)
     assert [len(j) for j in batched_training.training_jobs(flipflop[:10], workers=2)] == [5, 5]

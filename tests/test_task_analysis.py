@@ -126,6 +126,26 @@ def test_alpha_scan(tiny):
         ta.alpha_scan(tiny, [1.2])
 
 
+def test_alpha_scan_shares_a_profile_between_the_alphas_of_one_split(tiny, monkeypatch):
+    """α's with the same n_R are profiled once, and the scan equals a profile of each α on its own, bit for bit."""
+    alphas = [0.8, 0.8001, 0.9, 0.9001, 0.95]  # neighbours that split alike
+    direct = {b: np.zeros((len(tiny.solutions), len(alphas))) for b in ta.SINGLE_BLOCKS}
+    for i, sol in enumerate(tiny.solutions):
+        for j, a in enumerate(alphas):
+            prof = ta.profile_solution(
+                sol.weights, tiny.batch, alpha=a, subsets=[(), *[(b,) for b in ta.SINGLE_BLOCKS]]
+            )
+            for b in ta.SINGLE_BLOCKS:
+                direct[b][i, j] = prof.dfvu[b]
+    calls = []
+    real = ta.alpha_scans.profile_solution
+    monkeypatch.setattr(ta.alpha_scans, "profile_solution", lambda *a, **k: calls.append(1) or real(*a, **k))
+    scan = ta.alpha_scan(tiny, alphas)
+    for b in ta.SINGLE_BLOCKS:
+        np.testing.assert_array_equal(scan.dfvu[b], direct[b])
+    assert len(calls) == sum(len(set(row)) for row in scan.n_R.tolist()) < scan.n_R.size
+
+
 def test_safe_fraction(tiny):
     assert ta.safe_fraction([tiny], "", 0.0) == 1.0
     assert ta.safe_fraction([tiny], "CC", -1.0) == 0.0

@@ -139,3 +139,29 @@ def test_context_integrates_cued_stream_only():
 def test_integrator_is_running_sum():
     batch = get_task("integrator").generate(10, seed=0)
     assert np.allclose(batch.targets_bty.numpy(), np.cumsum(batch.inputs_btx.numpy(), axis=1), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "name,task_params",
+    [
+        ("flipflop", {}),
+        ("flipflop", {"input_noise": 0.1}),
+        ("sine", {}),
+        ("sine", {"frequencies": "continuous"}),
+        ("context", {}),
+        ("copy", {"replay_steps": 12}),
+        ("integrator", {}),  # the book's own task of book/tasks/: no generator of many batches, the fallback's stack
+    ],
+)
+def test_many_batches_at_once_are_the_successive_batches_bit_for_bit(name, task_params):
+    """TaskSpec.batches (what training draws) gives the batches of successive generate calls on one Generator and
+    leaves it where they leave it."""
+    spec = get_task(name)
+    one, many = np.random.default_rng([3, 0]), np.random.default_rng([3, 0])
+    singles = [spec.generate(7, seed=one, **task_params) for _ in range(5)]
+    stacked = spec.batches(5, 7, seed=many, **task_params)
+    for k, batch in enumerate(singles):
+        for single, all_of_them in zip(batch, stacked, strict=True):
+            assert all_of_them.shape == (5, *single.shape) and all_of_them.dtype == single.dtype
+            assert torch.equal(all_of_them[k], single)
+    assert one.random() == many.random()  # the stream goes on alike

@@ -44,6 +44,8 @@ class SeedBatchedMSE:
                       "dz": (seeds, steps, batch, n), "dtanh": (seeds, steps, batch, n)}  # fmt: skip
             self._shape = (seeds, steps, batch, n, dtype, device)
             self._buffers = {name: torch.empty(shape, dtype=dtype, device=device) for name, shape in shapes.items()}
+            for name in ("g", "dz", "dtanh"):  # the views of every time step, made once (not twice a step)
+                self._buffers[f"{name}_t"] = self._buffers[name].unbind(1)
         return self._buffers
 
     def __call__(self, W_xh, W_hh, W_hy, inputs_sbtx, targets_sbty, mask_sbty=None):
@@ -51,7 +53,7 @@ class SeedBatchedMSE:
         n = W_hh.shape[-1]
         ws = self._scratch(seeds, steps, batch, n, inputs_sbtx.dtype, inputs_sbtx.device)
         x_sxk = _channels_first(inputs_sbtx)  # (S, N_x, T·B), column k = (t, b)
-        h = _forward(x_sxk, W_xh, W_hh, ws["g"], ws["h"], batch)
+        h = _forward(x_sxk, W_xh, W_hh, ws["g"], ws["g_t"], ws["h"], batch)
         h_run = h[:, 1:].reshape(seeds, steps * batch, n)  # (S, T·B, N): h_1..h_T
         diff = torch.bmm(W_hy, h_run.transpose(1, 2)).sub_(_channels_first(targets_sbty))  # (S, N_y, T·B)
         if mask_sbty is None:
@@ -64,8 +66,11 @@ class SeedBatchedMSE:
             grad_out = diff.mul_(mask).mul_((2.0 / totals).view(seeds, 1, 1))
         grad_W_hy = torch.bmm(grad_out, h_run)
         dz = ws["dz"]  # (S, T, B, N): ∂L/∂h_t on entry to _backward
-        torch.bmm(grad_out.transpose(1, 2), W_hy, out=dz.view(seeds, steps * batch, n))
-        grad_W_hh = _backward(dz, W_hh, h, ws["dtanh"])
+        if W_hy.shape[1] == 1:  # one output: an outer product, the same single products as the bmm, at a third
+            torch.mul(grad_out.transpose(1, 2), W_hy, out=dz.view(seeds, steps * batch, n))
+        else:
+            torch.bmm(grad_out.transpose(1, 2), W_hy, out=dz.view(seeds, steps * batch, n))
+        grad_W_hh = _backward(dz, ws["dz_t"], W_hh, h, ws["dtanh"], ws["dtanh_t"])
         dz_run = dz.view(seeds, steps * batch, n)
         grad_W_xh = torch.bmm(x_sxk, dz_run).transpose(1, 2)
         return losses, (grad_W_xh, grad_W_hh, grad_W_hy)
@@ -77,25 +82,27 @@ def _channels_first(values_sbtc: torch.Tensor) -> torch.Tensor:
     return values_sbtc.permute(0, 3, 2, 1).reshape(seeds, channels, steps * batch)
 
 
-def _forward(x_sxk, W_xh, W_hh, g, h, batch: int):
-    """States h (S, T+1, B, N), h_0 = 0, of every network through g_t = σ(2z_t) (module docstring)."""
+def _forward(x_sxk, W_xh, W_hh, g, g_t, h, batch: int):
+    """States h (S, T+1, B, N), h_0 = 0, of every network through g_t = σ(2z_t) (module docstring); ``g_t`` holds
+    the views ``g[:, t]``."""
     seeds, steps = g.shape[0], g.shape[1] - 1
     bias = W_hh.sum(dim=2).mul_(-2.0).unsqueeze(1)  # (S, 1, N): −2 W_hh 1
     drive = g[:, 1:].view(seeds, steps * batch, -1)
     torch.baddbmm(bias, x_sxk.transpose(1, 2), W_xh.transpose(1, 2), alpha=2.0, out=drive)  # c_t, all t at once
-    g[:, 0].fill_(0.5)  # h_0 = 2 · ½ − 1 = 0
+    g_t[0].fill_(0.5)  # h_0 = 2 · ½ − 1 = 0
     M = W_hh.transpose(1, 2).mul(4.0)
     for t in range(steps):
-        g[:, t + 1].baddbmm_(g[:, t], M).sigmoid_()
+        g_t[t + 1].baddbmm_(g_t[t], M).sigmoid_()
     return torch.add(g.new_full((), -1.0), g, alpha=2.0, out=h)  # h = 2g − 1, one pass
 
 
-def _backward(dz, W_hh, h, dtanh):
-    """BPTT in place: ``dz`` holds ∂L/∂h_t on entry and dz_t = ∂L/∂z_t on exit; returns ∂L/∂W_hh (S, N, N)."""
+def _backward(dz, dz_t, W_hh, h, dtanh, dtanh_t):
+    """BPTT in place: ``dz`` holds ∂L/∂h_t on entry and dz_t = ∂L/∂z_t on exit; returns ∂L/∂W_hh (S, N, N).
+    ``dz_t``, ``dtanh_t`` hold the views of every time step."""
     seeds, steps, batch, n = dz.shape
     torch.addcmul(h.new_ones(()), h[:, 1:], h[:, 1:], value=-1.0, out=dtanh)  # 1 − h_t², one pass
-    dz[:, -1].mul_(dtanh[:, -1])
+    dz_t[-1].mul_(dtanh_t[-1])
     for t in range(steps - 2, -1, -1):
-        dz[:, t].baddbmm_(dz[:, t + 1], W_hh).mul_(dtanh[:, t])
+        dz_t[t].baddbmm_(dz_t[t + 1], W_hh).mul_(dtanh_t[t])
     h_prev = h[:, :-1].reshape(seeds, steps * batch, n)
     return torch.bmm(dz.view(seeds, steps * batch, n).transpose(1, 2), h_prev)

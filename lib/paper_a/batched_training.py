@@ -31,7 +31,7 @@ from lib.paper_a import metrics, rnn
 from lib.paper_a.tasks import get_task
 
 #: Most solutions trained together in one process (more gain little: benchmarks/bench_training.py).
-SEED_BATCH = 8
+SEED_BATCH = 10
 
 
 def group_key(config) -> tuple:
@@ -41,27 +41,72 @@ def group_key(config) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in fields.items()))
 
 
-class DataStream:
-    """A configuration's training batches: one generator call per step on the numpy stream ``default_rng([seed,
-    stream])``; ``next()`` → ``(inputs_btx, targets_bty, mask_bty or None)`` in ``dtype`` on ``device``."""
+#: Training batches drawn at once per solution (``TaskSpec.batches``: the same batches as one call per step).
+DATA_CHUNK = 64
 
-    def __init__(self, config, dtype, stream: int, device: torch.device | None = None):
-        self._generate = get_task(config.task).generate
+
+class DataStream:
+    """A configuration's training batches: the numpy stream ``default_rng([seed, stream])`` drawn :data:`DATA_CHUNK`
+    steps at a time (the same batches as one generator call per step); ``next()`` → ``(inputs_btx, targets_bty,
+    mask_bty or None)`` in ``dtype`` on ``device``; ``next_chunk()`` → the same with a leading (steps,) axis."""
+
+    def __init__(self, config, dtype, stream: int, device: torch.device | None = None, *, limit: int | None = None):
+        self._spec = get_task(config.task)
         self._rng = np.random.default_rng([config.seed, stream])
         self._config, self._dtype, self._device = config, dtype, device
+        self._left = limit  # batches still to draw (None: no end), so a short run draws no more than it uses
+        self._chunk, self._k = None, 0
 
-    def next(self):
-        batch = self._generate(self._config.batch_size, seed=self._rng, **self._config.task_params)
+    def next_chunk(self):
+        n = DATA_CHUNK if self._left is None else min(DATA_CHUNK, self._left)
+        if n < 1:
+            raise RuntimeError(f"the stream's limit of batches is used up (limit={self._left})")
+        if self._left is not None:
+            self._left -= n
+        batch = self._spec.batches(n, self._config.batch_size, seed=self._rng, **self._config.task_params)
         arrays = (batch.inputs_btx, batch.targets_bty, getattr(batch, "mask_bty", None))
         return tuple(None if a is None else torch.as_tensor(a, dtype=self._dtype, device=self._device) for a in arrays)
 
+    def next(self):
+        if self._chunk is None or self._k == len(self._chunk[0]):
+            self._chunk, self._k = self.next_chunk(), 0
+        k, self._k = self._k, self._k + 1
+        return tuple(None if a is None else a[k] for a in self._chunk)
 
-def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict]:
+
+class SeedData:
+    """The training batches of the solutions trained together, stacked: ``next()`` → ``[inputs, targets, mask or
+    None]``, each (S, B, T, C) over the active solutions (one stack per chunk of steps, not per step)."""
+
+    def __init__(self, streams: list[DataStream]):
+        self._streams, self._active = streams, list(range(len(streams)))
+        self._chunk, self._k = None, 0
+
+    def next(self):
+        if self._chunk is None or self._k == self._chunk[0].shape[1]:
+            parts = [self._streams[i].next_chunk() for i in self._active]
+            self._chunk = [None if p[0] is None else torch.stack(p) for p in zip(*parts, strict=True)]
+            self._k = 0
+        k, self._k = self._k, self._k + 1
+        return [None if a is None else a[:, k] for a in self._chunk]
+
+    def keep(self, active: list[int]) -> None:
+        """Go on with the solutions ``active`` (a subset of the current ones, in order)."""
+        if self._chunk is not None:
+            index = torch.tensor([self._active.index(i) for i in active], dtype=torch.long)
+            self._chunk = [None if a is None else a.index_select(0, index.to(a.device)) for a in self._chunk]
+        self._active = list(active)
+
+
+def train_seeds(configs, progress: bool = True, *, label: str = "", stacked: bool = True) -> list[dict]:
     """Train ``configs`` (one configuration, several seeds) together; per config the fields of a TrainResult.
 
     Returns, in the order of ``configs``, dicts with ``weights`` (float64), ``params`` (float64), ``loss_history``
     (float64 numpy), ``val_history``, ``steps_run`` and ``train_seconds`` (the group's wall time shared equally).
     One thread; a progress bar over steps on stderr. The configurations' ``device`` must be present (checked first).
+    ``stacked``: dense networks whose parameters are one flat leaf each train as the rows of one leaf
+    (:class:`lib.kernels.adam.StackedRows`, bit for bit the same weights); False keeps one leaf and one Adam per
+    solution (the general route, which Cayley networks always take).
     """
     from lib.paper_a import train as reference  # the configuration, its streams and dtypes live there
 
@@ -73,12 +118,62 @@ def train_seeds(configs, progress: bool = True, *, label: str = "") -> list[dict
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(configs, reference, progress, label)
+        return _train(configs, reference, progress, label, stacked)
     finally:
         torch.set_num_threads(threads)
 
 
-def _train(configs, reference, progress: bool, label: str) -> list[dict]:
+class _PerSolution:
+    """One flat leaf (or separate leaves) and one Adam per solution; Cayley parameters get their gradients through
+    autograd from the weight gradients."""
+
+    def __init__(self, trainables, configs):
+        self.trainables = trainables
+        self.optimisers = [adam.Adam(t.leaves, lr=c.lr) for t, c in zip(trainables, configs, strict=True)]
+        self.dense = rnn.construction_of(trainables[0].named()) == "dense"
+        self.active = list(range(len(trainables)))
+
+    def weights(self) -> list[torch.Tensor]:
+        self._weights = [rnn.weights_from_params(self.trainables[i].named()) for i in self.active]
+        return [torch.stack([w[k].detach() for w in self._weights]) for k in rnn.WEIGHT_NAMES]
+
+    def step(self, grads) -> None:
+        for s, i in enumerate(self.active):
+            self.optimisers[i].zero_grad()
+            if self.dense:  # the weights are the parameters
+                self.trainables[i].set_grads({k: g[s] for k, g in zip(rnn.WEIGHT_NAMES, grads, strict=True)})
+            else:  # Cayley: on to P and D through W_hh = O(A) D O(A)ᵀ
+                torch.autograd.backward([self._weights[s][k] for k in rnn.WEIGHT_NAMES], [g[s] for g in grads])
+            self.optimisers[i].step()
+
+    def write_back(self) -> None:
+        pass
+
+    def keep(self, active: list[int]) -> None:
+        self.active = list(active)
+
+
+class _Stacked:
+    """The solutions' flat leaves as the rows of one leaf, one Adam over it (:class:`lib.kernels.adam.StackedRows`)."""
+
+    def __init__(self, trainables, configs):
+        self.rows = adam.StackedRows(trainables, lr=configs[0].lr)
+
+    def weights(self) -> list[torch.Tensor]:
+        stacked = self.rows.stacked()
+        return [stacked[k] for k in rnn.WEIGHT_NAMES]
+
+    def step(self, grads) -> None:
+        self.rows.step(dict(zip(rnn.WEIGHT_NAMES, grads, strict=True)))
+
+    def write_back(self) -> None:
+        self.rows.write_back()
+
+    def keep(self, active: list[int]) -> None:
+        self.rows.keep(active)
+
+
+def _train(configs, reference, progress: bool, label: str, stacked: bool) -> list[dict]:
     start = time.perf_counter()
     first = configs[0]
     spec, dtype, device = get_task(first.task), reference.DTYPES[first.dtype], torch.device(first.device)
@@ -86,11 +181,14 @@ def _train(configs, reference, progress: bool, label: str) -> list[dict]:
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     initial = [rnn.init_params(c.construction, c.n_hidden, n_inputs, n_outputs, seed=c.seed) for c in configs]
     trainables = [adam.FlatParameters(_to(weights, device), dtype) for weights in initial]  # drawn on the CPU
-    optimisers = [adam.Adam(t.leaves, lr=c.lr) for t, c in zip(trainables, configs, strict=True)]
-    streams = [DataStream(c, dtype, reference.TRAIN_STREAM, device) for c in configs]
+    dense = rnn.construction_of(trainables[0].named()) == "dense"
+    if stacked and dense and all(t.is_flat for t in trainables):
+        solutions = _Stacked(trainables, configs)
+    else:
+        solutions = _PerSolution(trainables, configs)
+    data = SeedData([DataStream(c, dtype, reference.TRAIN_STREAM, device, limit=c.steps) for c in configs])
     validation = [_validation_batch(c, dtype, reference, device) for c in configs]
     kernel = seed_batch.SeedBatchedMSE()
-    dense = rnn.construction_of(trainables[0].named()) == "dense"
     losses = [[] for _ in configs]
     checks = [[] for _ in configs]
     steps_run = [first.steps] * len(configs)
@@ -98,22 +196,13 @@ def _train(configs, reference, progress: bool, label: str) -> list[dict]:
     desc = label or f"{first.task} {first.construction} N_h={first.n_hidden} seeds={[c.seed for c in configs]}"
     bar = progress_bar(total=first.steps, desc=desc, disable=not progress, leave=True)
     for step in range(1, first.steps + 1):
-        batches = [streams[i].next() for i in active]
-        weights = [rnn.weights_from_params(trainables[i].named()) for i in active]
-        stacked = [torch.stack([w[k].detach() for w in weights]) for k in rnn.WEIGHT_NAMES]
-        data = [torch.stack([b[j] for b in batches]) if batches[0][j] is not None else None for j in range(3)]
-        step_losses, grads = kernel(*stacked, *data)
-        for s, i in enumerate(active):
-            optimisers[i].zero_grad()
-            if dense:  # the weights are the parameters
-                trainables[i].set_grads({k: g[s] for k, g in zip(rnn.WEIGHT_NAMES, grads, strict=True)})
-            else:  # Cayley: on to P and D through W_hh = O(A) D O(A)ᵀ
-                torch.autograd.backward([weights[s][k] for k in rnn.WEIGHT_NAMES], [g[s] for g in grads])
-            optimisers[i].step()
+        step_losses, grads = kernel(*solutions.weights(), *data.next())
+        solutions.step(grads)
         for i, value in zip(active, step_losses.tolist(), strict=True):
             losses[i].append(value)
         bar.update(1)
         if first.stop_accuracy is not None and step % first.stop_every == 0:
+            solutions.write_back()
             finished = _early_stop(active, trainables, validation, checks, step, first.stop_accuracy)
             for i in finished:
                 steps_run[i] = step
@@ -121,6 +210,10 @@ def _train(configs, reference, progress: bool, label: str) -> list[dict]:
             bar.set_postfix(active=len(active), loss=f"{np.mean([losses[i][-1] for i in active] or [0]):.2e}")
             if not active:
                 break
+            if finished:
+                solutions.keep(active)
+                data.keep(active)
+    solutions.write_back()
     bar.close()
     seconds = (time.perf_counter() - start) / len(configs)
     return [_fields(trainables[i], losses[i], checks[i], steps_run[i], seconds) for i in range(len(configs))]

@@ -134,7 +134,7 @@ def train(config: TrainConfig, progress: bool = True) -> TrainResult:
 def _train(config: TrainConfig, progress: bool) -> TrainResult:
     start = time.perf_counter()
     spec, dtype = get_task(config.task), DTYPES[config.dtype]
-    data = batched_training.DataStream(config, dtype, TRAIN_STREAM)  # the same batches as the book's training
+    data = batched_training.DataStream(config, dtype, TRAIN_STREAM, limit=config.steps)  # the book's batches
     probe = spec.generate(1, seed=0, **config.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     initial = rnn.init_params(config.construction, config.n_hidden, n_inputs, n_outputs, seed=config.seed)

@@ -39,7 +39,11 @@ class AlphaScan:
 
 def alpha_scan(analysis: TaskAnalysis, alphas: Sequence[float], blocks: Sequence[str] = SINGLE_BLOCKS) -> AlphaScan:
     """Re-split and re-ablate every solution of ``analysis`` at each α (the Schur form is computed once per solution;
-    α is validated by :func:`lib.paper_a.schur.split`, at the first solution)."""
+    α is validated by :func:`lib.paper_a.schur.split`, at the first solution).
+
+    A split is fixed by its n_R (the R blocks are the leading ones, the masks follow from n_R), so the α's of one
+    solution that give the same n_R share one ablation profile: the same rollouts, computed once.
+    """
     alphas = np.asarray([float(a) for a in alphas])
     params.subset("blocks", blocks, schur.ABLATION_BLOCKS)
     n_R = np.zeros((len(analysis.solutions), len(alphas)), dtype=int)
@@ -47,9 +51,14 @@ def alpha_scan(analysis: TaskAnalysis, alphas: Sequence[float], blocks: Sequence
     subsets = [(), *[(b,) for b in blocks]]
     for i, sol in enumerate(analysis.solutions):
         form = schur.ordered_real_schur(sol.weights["W_hh"])
+        by_n_R = {}  # n_R → the profile of that split
         for j, a in enumerate(alphas):
             sectors = schur.split(form, float(a))
-            prof = profile_solution(sol.weights, analysis.batch, subsets=subsets, sectors=sectors)
+            prof = by_n_R.get(sectors.n_R)
+            if prof is None:
+                prof = by_n_R[sectors.n_R] = profile_solution(
+                    sol.weights, analysis.batch, subsets=subsets, sectors=sectors
+                )
             n_R[i, j] = prof.n_R
             for b in blocks:
                 dfvu[b][i, j] = prof.dfvu[b]

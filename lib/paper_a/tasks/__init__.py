@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 _REGISTRY: dict[str, TaskSpec] = {}
 
 
@@ -35,15 +37,32 @@ class TaskSpec:
     n_outputs: int
     defaults: dict[str, Any] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    many: Callable[..., Any] | None = None
+
+    def batches(self, n_batches: int, batch_size: int, *, seed, **task_params):
+        """``n_batches`` batches, each array with a leading (n_batches,) axis: the task's ``many`` generator where
+        it has one (bit for bit the same batches, fewer calls), else ``n_batches`` calls of ``generate`` stacked."""
+        if self.many is not None:
+            return self.many(n_batches, batch_size, seed=seed, **task_params)
+        rng = rng_for(seed)
+        parts = [self.generate(batch_size, seed=rng, **task_params) for _ in range(n_batches)]
+        return type(parts[0])(*(torch.stack(arrays) for arrays in zip(*parts, strict=True)))
 
 
-def register_task(name: str, *, n_inputs: int, n_outputs: int, defaults=None, metadata=None):
-    """Decorator: register ``generate`` under ``name`` (names are unique)."""
+def register_task(name: str, *, n_inputs: int, n_outputs: int, defaults=None, metadata=None, many=None):
+    """Decorator: register ``generate`` under ``name`` (names are unique).
+
+    ``many`` (optional): ``many(n_batches, batch_size, *, seed, **task_params)``, the batches of ``n_batches``
+    successive ``generate`` calls on one Generator at once, each array with a leading (n_batches,) axis, bit for bit
+    (training draws its batches through it, :meth:`TaskSpec.batches`).
+    """
 
     def wrap(generate):
         if name in _REGISTRY:
             raise ValueError(f"task {name!r} is already registered")
-        _REGISTRY[name] = TaskSpec(name, generate, n_inputs, n_outputs, dict(defaults or {}), dict(metadata or {}))
+        _REGISTRY[name] = TaskSpec(
+            name, generate, n_inputs, n_outputs, dict(defaults or {}), dict(metadata or {}), many
+        )
         return generate
 
     return wrap

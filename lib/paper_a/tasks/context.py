@@ -26,7 +26,43 @@ METADATA = {
 }
 
 
-@register_task("context", n_inputs=4, n_outputs=1, defaults=DEFAULTS, metadata=METADATA)
+def generate_many(
+    n_batches: int,
+    batch_size: int,
+    *,
+    seed: int | np.random.Generator,
+    length: int = 48,
+    bias_max: float = 0.01,
+    noise: float = 0.025,
+    dt: float = 0.04,
+) -> Batch:
+    """``n_batches`` batches at once: inputs (n_batches, B, T, 4) and targets (n_batches, B, T, 1), bit for bit the
+    batches of as many :func:`generate` calls on the same Generator (which is left in the same state)."""
+    n_batches = params.integer("n_batches", n_batches, min=1)
+    batch_size = params.integer("batch_size", batch_size, min=1)
+    length = params.integer("length", length, min=1)
+    bias_max = params.real("bias_max", bias_max, min=0.0)
+    noise = params.real("noise", noise, min=0.0)
+    dt = params.real("dt", dt, min=0.0, min_open=True)
+    rng = rng_for(seed)
+    # each batch draws its biases, its noise, then its contexts: the draws interleave batch by batch
+    draws = [
+        (rng.uniform(-bias_max, bias_max, (batch_size, 1, 2)), rng.standard_normal((batch_size, length, 2)),
+         rng.integers(0, 2, batch_size))
+        for _ in range(n_batches)
+    ]  # fmt: skip
+    bias, white, cued = (np.stack(d) for d in zip(*draws, strict=True))
+    streams = bias + noise / np.sqrt(dt) * white  # (n, B, T, 2)
+    n_idx, b_idx = np.arange(n_batches)[:, None], np.arange(batch_size)[None, :]
+    context = np.zeros((n_batches, batch_size, length, 2))
+    context[n_idx, b_idx, :, cued] = 1.0
+    inputs = np.concatenate([streams, context], axis=3)
+    relevant = streams[n_idx, b_idx, :, cued]  # (n, B, T)
+    targets = np.cumsum(relevant, axis=2)[:, :, :, None]
+    return as_batch(inputs, targets)
+
+
+@register_task("context", n_inputs=4, n_outputs=1, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
 def generate(
     batch_size: int,
     *,
@@ -37,18 +73,5 @@ def generate(
     dt: float = 0.04,
 ) -> Batch:
     """Inputs (B, T, 4) = two noisy streams + one-hot context; targets (B, T, 1) = running sum of the cued stream."""
-    batch_size = params.integer("batch_size", batch_size, min=1)
-    length = params.integer("length", length, min=1)
-    bias_max = params.real("bias_max", bias_max, min=0.0)
-    noise = params.real("noise", noise, min=0.0)
-    dt = params.real("dt", dt, min=0.0, min_open=True)
-    rng = rng_for(seed)
-    bias = rng.uniform(-bias_max, bias_max, (batch_size, 1, 2))
-    streams = bias + noise / np.sqrt(dt) * rng.standard_normal((batch_size, length, 2))
-    cued = rng.integers(0, 2, batch_size)
-    context = np.zeros((batch_size, length, 2))
-    context[np.arange(batch_size), :, cued] = 1.0
-    inputs = np.concatenate([streams, context], axis=2)
-    relevant = streams[np.arange(batch_size), :, cued]
-    targets = np.cumsum(relevant, axis=1)[:, :, None]
-    return as_batch(inputs, targets)
+    batch = generate_many(1, batch_size, seed=seed, length=length, bias_max=bias_max, noise=noise, dt=dt)
+    return Batch(*(x[0] for x in batch))

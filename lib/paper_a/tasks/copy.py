@@ -34,7 +34,36 @@ class CopyBatch(NamedTuple):
     mask_bty: torch.Tensor
 
 
-@register_task("copy", n_inputs=8, n_outputs=8, defaults=DEFAULTS, metadata=METADATA)
+def generate_many(
+    n_batches: int,
+    batch_size: int,
+    *,
+    seed: int | np.random.Generator,
+    n_symbols: int = 8,
+    dim: int = 8,
+    replay_steps: int = 32,
+) -> CopyBatch:
+    """``n_batches`` batches at once: each array (n_batches, B, s+L, d), bit for bit the batches of as many
+    :func:`generate` calls on the same Generator (which is left in the same state)."""
+    n_batches = params.integer("n_batches", n_batches, min=1)
+    batch_size = params.integer("batch_size", batch_size, min=1)
+    n_symbols = params.integer("n_symbols", n_symbols, min=1)
+    dim = params.integer("dim", dim, min=1)
+    replay_steps = params.integer("replay_steps", replay_steps, min=1)
+    rng = rng_for(seed)
+    # one double per draw: the batches' symbol draws in one call, in the same order
+    symbols = np.where(rng.random((n_batches, batch_size, n_symbols, dim)) < 0.5, -1.0, 1.0).astype(np.float32)
+    steps = n_symbols + replay_steps
+    inputs = np.zeros((n_batches, batch_size, steps, dim), np.float32)
+    inputs[:, :, :n_symbols] = symbols
+    targets = np.zeros_like(inputs)
+    targets[:, :, n_symbols:] = symbols[:, :, np.arange(replay_steps) % n_symbols]
+    mask = np.zeros_like(inputs)
+    mask[:, :, n_symbols:] = 1.0
+    return CopyBatch(torch.from_numpy(inputs), torch.from_numpy(targets), torch.from_numpy(mask))
+
+
+@register_task("copy", n_inputs=8, n_outputs=8, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
 def generate(
     batch_size: int,
     *,
@@ -44,17 +73,5 @@ def generate(
     replay_steps: int = 32,
 ) -> CopyBatch:
     """Symbols s (B, n_symbols, dim) ~ U{±1}; inputs: s, then zeros; target at replay step ℓ: s[(ℓ−1) mod n_symbols]."""
-    batch_size = params.integer("batch_size", batch_size, min=1)
-    n_symbols = params.integer("n_symbols", n_symbols, min=1)
-    dim = params.integer("dim", dim, min=1)
-    replay_steps = params.integer("replay_steps", replay_steps, min=1)
-    rng = rng_for(seed)
-    symbols = np.where(rng.random((batch_size, n_symbols, dim)) < 0.5, -1.0, 1.0).astype(np.float32)
-    steps = n_symbols + replay_steps
-    inputs = np.zeros((batch_size, steps, dim), np.float32)
-    inputs[:, :n_symbols] = symbols
-    targets = np.zeros_like(inputs)
-    targets[:, n_symbols:] = symbols[:, np.arange(replay_steps) % n_symbols]
-    mask = np.zeros_like(inputs)
-    mask[:, n_symbols:] = 1.0
-    return CopyBatch(torch.from_numpy(inputs), torch.from_numpy(targets), torch.from_numpy(mask))
+    batch = generate_many(1, batch_size, seed=seed, n_symbols=n_symbols, dim=dim, replay_steps=replay_steps)
+    return CopyBatch(*(x[0] for x in batch))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from lib.core import params
 from lib.paper_a.tasks import register_task
@@ -23,7 +24,47 @@ METADATA = {
 }
 
 
-@register_task("flipflop", n_inputs=3, n_outputs=3, defaults=DEFAULTS, metadata=METADATA)
+def generate_many(
+    n_batches: int,
+    batch_size: int,
+    *,
+    seed: int | np.random.Generator,
+    n_bits: int = 3,
+    length: int = 25,
+    pulse_prob: float = 0.1,
+    input_noise: float = 0.0,
+) -> Batch:
+    """``n_batches`` batches at once: inputs and targets (n_batches, B, T, n_bits), bit for bit the batches of as
+    many :func:`generate` calls on the same Generator (which is left in the same state)."""
+    n_batches = params.integer("n_batches", n_batches, min=1)
+    batch_size = params.integer("batch_size", batch_size, min=1)
+    n_bits = params.integer("n_bits", n_bits, min=1)
+    length = params.integer("length", length, min=1)
+    pulse_prob = params.real("pulse_prob", pulse_prob, min=0.0, max=1.0, min_open=True)
+    input_noise = params.real("input_noise", input_noise, min=0.0)
+    rng = rng_for(seed)
+    shape = (batch_size, length, n_bits)
+    if input_noise > 0:  # each batch draws pulses, signs, then noise: the draws interleave batch by batch
+        draws = [(rng.random(shape), rng.random(shape), rng.standard_normal(shape)) for _ in range(n_batches)]
+        u_pulse, u_sign, noise = (np.stack(d) for d in zip(*draws, strict=True))
+    else:  # one double per draw: the batches' pulse and sign draws in one call, in the same order
+        u = rng.random((n_batches, 2, *shape))
+        u_pulse, u_sign = u[:, 0], u[:, 1]
+    pulse = u_pulse < pulse_prob
+    pulse[:, :, 0, :] = True  # forced pulse at t=0: the target is always defined (Golub)
+    pulses = np.where(pulse, np.where(u_sign < 0.5, np.int8(-1), np.int8(1)), np.int8(0))  # the ±1 pulses, else 0
+    # the target holds the latest pulse's sign, carried forward in time: one vectorised step per time step over
+    # every trial, time as the leading axis (contiguous steps), in int8 (the values are exact)
+    held = np.moveaxis(pulses, 2, 0).copy()
+    for t in range(1, length):
+        np.copyto(held[t], held[t - 1], where=held[t] == 0)
+    targets = torch.from_numpy(np.ascontiguousarray(np.moveaxis(held, 0, 2))).to(torch.float32)
+    if input_noise > 0:
+        return as_batch(pulses + input_noise * noise, targets)
+    return Batch(torch.from_numpy(pulses).to(torch.float32), targets)
+
+
+@register_task("flipflop", n_inputs=3, n_outputs=3, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
 def generate(
     batch_size: int,
     *,
@@ -34,23 +75,7 @@ def generate(
     input_noise: float = 0.0,
 ) -> Batch:
     """Inputs (B, T, n_bits) of sparse ±1 pulses; targets (B, T, n_bits) = sign of the latest pulse per channel."""
-    batch_size = params.integer("batch_size", batch_size, min=1)
-    n_bits = params.integer("n_bits", n_bits, min=1)
-    length = params.integer("length", length, min=1)
-    pulse_prob = params.real("pulse_prob", pulse_prob, min=0.0, max=1.0, min_open=True)
-    input_noise = params.real("input_noise", input_noise, min=0.0)
-    rng = rng_for(seed)
-    shape = (batch_size, length, n_bits)
-    pulse = rng.random(shape) < pulse_prob
-    pulse[:, 0, :] = True  # forced pulse at t=0: the target is always defined (Golub)
-    sign = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
-    inputs = np.where(pulse, sign, 0.0)
-    # index of the latest pulse at or before t, per (trial, channel): running max of pulse times; the targets are the
-    # inputs there (np.take_along_axis(inputs, last, axis=1), read through flat indices: a quarter of the cost)
-    t_idx = np.where(pulse, np.arange(length)[None, :, None], 0)
-    last = np.maximum.accumulate(t_idx, axis=1)
-    flat = last * n_bits + np.arange(n_bits) + (np.arange(batch_size) * (length * n_bits))[:, None, None]
-    targets = inputs.ravel()[flat]
-    if input_noise > 0:
-        inputs = inputs + input_noise * rng.standard_normal(shape)
-    return as_batch(inputs, targets)
+    batch = generate_many(
+        1, batch_size, seed=seed, n_bits=n_bits, length=length, pulse_prob=pulse_prob, input_noise=input_noise
+    )
+    return Batch(*(x[0] for x in batch))

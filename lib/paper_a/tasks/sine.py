@@ -30,7 +30,40 @@ def cue_level(omega, omega_min: float = 0.1, omega_max: float = 0.6, n_grid: int
     return j / n_grid + 0.25
 
 
-@register_task("sine", n_inputs=1, n_outputs=1, defaults=DEFAULTS, metadata=METADATA)
+def generate_many(
+    n_batches: int,
+    batch_size: int,
+    *,
+    seed: int | np.random.Generator,
+    length: int = 50,
+    frequencies: str = "grid",
+    omega_min: float = 0.1,
+    omega_max: float = 0.6,
+    n_grid: int = 51,
+) -> Batch:
+    """``n_batches`` batches at once: inputs and targets (n_batches, B, T, 1), bit for bit the batches of as many
+    :func:`generate` calls on the same Generator (which is left in the same state)."""
+    n_batches = params.integer("n_batches", n_batches, min=1)
+    batch_size = params.integer("batch_size", batch_size, min=1)
+    length = params.integer("length", length, min=1)
+    params.choice("frequencies", frequencies, FREQUENCY_SETS)
+    omega_min = params.real("omega_min", omega_min, min=0.0, min_open=True)
+    omega_max = params.real("omega_max", omega_max, min=omega_min, min_open=True)
+    n_grid = params.integer("n_grid", n_grid, min=2)
+    rng = rng_for(seed)
+    if frequencies == "grid":  # bounded integers are drawn in buffered pairs: one call per batch, as generate makes
+        picks = np.stack([rng.integers(0, n_grid, batch_size) for _ in range(n_batches)])
+        omega = np.linspace(omega_min, omega_max, n_grid)[picks]
+    else:  # one double per draw: the batches' draws in one call, in the same order
+        omega = rng.uniform(omega_min, omega_max, (n_batches, batch_size))
+    k = np.arange(length)
+    cue = cue_level(omega, omega_min, omega_max, n_grid)
+    inputs = np.repeat(cue[:, :, None, None], length, axis=2)
+    targets = np.sin(omega[:, :, None] * k)[:, :, :, None]
+    return as_batch(inputs, targets)
+
+
+@register_task("sine", n_inputs=1, n_outputs=1, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
 def generate(
     batch_size: int,
     *,
@@ -42,19 +75,8 @@ def generate(
     n_grid: int = 51,
 ) -> Batch:
     """Inputs (B, T, 1) = cue level held constant; targets (B, T, 1) = sin(ω k), ω from the grid or uniform."""
-    batch_size = params.integer("batch_size", batch_size, min=1)
-    length = params.integer("length", length, min=1)
-    params.choice("frequencies", frequencies, FREQUENCY_SETS)
-    omega_min = params.real("omega_min", omega_min, min=0.0, min_open=True)
-    omega_max = params.real("omega_max", omega_max, min=omega_min, min_open=True)
-    n_grid = params.integer("n_grid", n_grid, min=2)
-    rng = rng_for(seed)
-    if frequencies == "grid":
-        omega = np.linspace(omega_min, omega_max, n_grid)[rng.integers(0, n_grid, batch_size)]
-    else:
-        omega = rng.uniform(omega_min, omega_max, batch_size)
-    k = np.arange(length)
-    cue = cue_level(omega, omega_min, omega_max, n_grid)
-    inputs = np.repeat(cue[:, None, None], length, axis=1)
-    targets = np.sin(omega[:, None] * k[None, :])[:, :, None]
-    return as_batch(inputs, targets)
+    batch = generate_many(
+        1, batch_size, seed=seed, length=length, frequencies=frequencies, omega_min=omega_min,
+        omega_max=omega_max, n_grid=n_grid,
+    )  # fmt: skip
+    return Batch(*(x[0] for x in batch))
