@@ -98,7 +98,7 @@ def lens_solution(
     ybar = (y * m).sum((0, 1)) / m.sum((0, 1))
     var = float(((y - ybar).square() * m).sum())
     resid = out - y  # r, unmasked: every sum below weighs by the mask m as the FVU does
-    fvu_full = fvu_of(w, batch)
+    fvu_full = metrics.fvu(out, y, mask)  # fvu_of(w, batch): the same rollout, not run twice
     blocks = schur.ABLATION_BLOCKS
     tangents = lj.coupling_jvp(w, coords, np.stack([coords.removal([b]) for b in blocks]), x)  # (3, B, T, N_y)
     dfvu, mass, gn, change, change_pred, empty = {}, {}, {}, {}, {}, []
@@ -111,9 +111,9 @@ def lens_solution(
             dfvu[key] = gn[key] = change[key] = change_pred[key] = math.nan
             continue
         w_ab = {**w, "W_hh": torch.tensor(np.array(ab.W))}
-        dfvu[key] = metrics.delta_fvu(fvu_of(w_ab, batch), fvu_full)
         with torch.no_grad():
             out_ab, _ = rnn.rollout_fast(w_ab, x)
+        dfvu[key] = metrics.delta_fvu(metrics.fvu(out_ab, y, mask), fvu_full)  # fvu_of(w_ab, batch), one rollout
         jd = sum(tangents[blocks.index(b)] for b in s)  # J δ_S
         gn[key] = float((2 * (m * resid * jd).sum() + (m * jd.square()).sum()) / var)
         change[key] = float((m * (out_ab - out).square()).sum().sqrt())
