@@ -137,7 +137,7 @@ def test_training_jobs_group_the_seeds_of_a_configuration_and_share_them_between
     flipflop = [_config(seed=s) for s in range(20)]
     sine = [_config(task="sine", seed=s) for s in range(3)]
     jobs = batched_training.training_jobs(flipflop + sine, workers=2)
-    assert sorted(len(j) for j in jobs) == [1, 2, 10, 10]  # 20 seeds: ⌈20/10⌉ = 2 jobs; 3 seeds, 2 workers: 2
+    assert sorted(len(j) for j in jobs) == [1, 2, 6, 7, 7]  # 20 seeds: ⌈20/8⌉ = 3 jobs; 3 seeds, 2 workers: 2
     assert all(len({c.task for c in job}) == 1 for job in jobs)
     assert sorted((c.task, c.seed) for job in jobs for c in job) == sorted((c.task, c.seed) for c in flipflop + sine)
     assert [len(j) for j in batched_training.training_jobs(flipflop[:10], workers=2)] == [5, 5]

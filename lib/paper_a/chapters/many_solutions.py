@@ -69,7 +69,7 @@ class SolutionSweep:
 
     solutions: int = 10
     widths: tuple[int, ...] = WIDTHS
-    width_solutions: int = 3
+    width_solutions: int = 2
     tasks: tuple[str, ...] = TASKS
     alpha: float = schur.PAPER_ALPHA
     scheduler: str | None = None
