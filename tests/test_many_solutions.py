@@ -62,8 +62,9 @@ def test_the_default_solutions_are_the_task_chapters():
     assert study.widths == (32, 64, 128) and study.tasks == ("sine",)
     configs = study.configs()
     assert configs[:10] == [ta.train_config("sine", s) for s in range(10)]  # the same cache entries
-    assert [c.n_hidden for c in configs[10:]] == [32] * 3 + [64] * 3 + [128] * 3
-    assert train.cache_path(configs[13]) == train.cache_path(ta.train_config("sine", 0))
+    n = study.width_solutions
+    assert [c.n_hidden for c in configs[10:]] == [32] * n + [64] * n + [128] * n
+    assert train.cache_path(configs[10 + n]) == train.cache_path(ta.train_config("sine", 0))  # the paper's width
 
 
 def test_solutions_needed_decides_the_robustness_level():
