@@ -55,10 +55,11 @@ unit: $(STAMP)
 results: execute
 	$(VENV)/bin/pytest -m results tests
 
-# $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off)
+# $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off);
+# the longest re-executions first (bookrun.nbval_order), so the two workers finish together
 nbval: execute
 	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-n $(JOBS) --dist loadfile -p no:cacheprovider _build/executed/book
+		-n $(JOBS) --dist loadfile --no-loadscope-reorder -p bookrun.nbval_order -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
