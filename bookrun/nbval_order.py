@@ -54,16 +54,19 @@ def longest_first(stems: Iterable[str], costs: Mapping[str, float]) -> list[str]
     return sorted(unique, key=lambda s: (s in costs, -costs.get(s, 0.0), rank[s]))
 
 
-def _stem(nodeid: str) -> str:
-    return Path(nodeid.split("::", 1)[0]).stem
+def notebook_of(nodeid: str) -> str | None:
+    """The stem of the notebook whose cell ``nodeid`` is (``book/annulus.ipynb::Cell 5`` → ``annulus``), else None."""
+    path = Path(str(nodeid).split("::", 1)[0])
+    return path.stem if path.suffix == ".ipynb" else None
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """Group the collected cells by notebook, notebooks longest first, cells in their order."""
-    if not any(str(item.nodeid).split("::", 1)[0].endswith(".ipynb") for item in items):
+    """Group the collected cells by notebook, notebooks longest first, cells in their order; other tests untouched."""
+    stems = [notebook_of(item.nodeid) for item in items]
+    if None in stems:  # not an nbval run of notebooks only: leave the order as collected
         return
-    order = {stem: i for i, stem in enumerate(longest_first((_stem(i.nodeid) for i in items), read_costs(build_dir())))}
-    items.sort(key=lambda item: order[_stem(item.nodeid)])  # stable: a notebook's cells keep their order
+    order = {stem: i for i, stem in enumerate(longest_first(stems, read_costs(build_dir())))}
+    items.sort(key=lambda item: order[notebook_of(item.nodeid)])  # stable: a notebook's cells keep their order
 
 
 class _Recorder:
@@ -71,15 +74,15 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
-        self.failed = False
 
     def pytest_runtest_logreport(self, report) -> None:
-        if str(report.nodeid).split("::", 1)[0].endswith(".ipynb"):
-            stem = _stem(report.nodeid)
+        stem = notebook_of(report.nodeid)
+        if stem is not None:
             self.seconds[stem] = self.seconds.get(stem, 0.0) + float(report.duration)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
-        if self.seconds and not session.config.getoption("collectonly", False):
+        """Only a run that passed is recorded: a failed or interrupted one may have stopped part-way."""
+        if self.seconds and exitstatus == 0:
             record = {**read_record(build_dir() / RECORD), **{k: round(v, 1) for k, v in self.seconds.items()}}
             write_json_atomic(build_dir() / RECORD, record)
 

@@ -42,10 +42,11 @@ def test_cells_are_grouped_by_notebook_longest_first_in_their_own_order(tmp_path
 
 def test_a_run_of_ordinary_tests_is_left_as_collected(tmp_path, monkeypatch):
     monkeypatch.setenv("BOOK_BUILD_DIR", str(tmp_path))
-    (tmp_path / nbval_order.RECORD).write_text(json.dumps({"test_b": 9.0}))
-    items = _items("tests/test_a.py::test_x", "tests/test_b.py::test_y")
+    (tmp_path / nbval_order.RECORD).write_text(json.dumps({"test_b": 9.0, "b": 50.0}))
+    items = _items("tests/test_a.py::test_x", "tests/test_b.py::test_y", "a.ipynb::Cell 0", "b.ipynb::Cell 0")
     nbval_order.pytest_collection_modifyitems(None, None, items)
-    assert [i.nodeid for i in items] == ["tests/test_a.py::test_x", "tests/test_b.py::test_y"]
+    assert [i.nodeid for i in items] == ["tests/test_a.py::test_x", "tests/test_b.py::test_y", "a.ipynb::Cell 0",
+                                         "b.ipynb::Cell 0"]  # fmt: skip
 
 
 def test_the_recorder_sums_each_notebooks_phases_and_keeps_the_others_record(tmp_path, monkeypatch):
@@ -57,7 +58,8 @@ def test_the_recorder_sums_each_notebooks_phases_and_keeps_the_others_record(tmp
         ("tests/test_a.py::test_x", 50.0),
     ]:  # fmt: skip
         recorder.pytest_runtest_logreport(SimpleNamespace(nodeid=nodeid, duration=seconds))
-    session = SimpleNamespace(config=SimpleNamespace(getoption=lambda name, default=None: False))
-    recorder.pytest_sessionfinish(session, 0)
+    recorder.pytest_sessionfinish(None, 1)  # a failed run is not recorded
+    assert json.loads((tmp_path / nbval_order.RECORD).read_text())["annulus"] == 999.0
+    recorder.pytest_sessionfinish(None, 0)
     assert json.loads((tmp_path / nbval_order.RECORD).read_text()) == {"annulus": 130.2, "mexican_hat": 175.0}
     assert [p.name for p in tmp_path.iterdir()] == [nbval_order.RECORD]  # no temporary file left behind
