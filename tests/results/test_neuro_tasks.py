@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 
 import pytest
 
@@ -74,3 +75,13 @@ def test_new_task_runs_end_to_end(results):
     ch = "new_task::"
     for name in ("fvu_full", "min_threshold_gap", "nR_min"):
         assert math.isfinite(results[f"{ch}new_{name}"]), name
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_full_models_median_and_worst_solution_are_those_of_the_claims_values(results, task):
+    """The sentence beside the FVU verdict (median; worst, with its seed) reads the same solutions as the claim."""
+    c, stem = claim(results, f"task_{task}", f"A4_{task}_fvu_full"), f"task_{task}"
+    fvu = c["ours_values"]
+    assert len(fvu) == results[f"{stem}::n_seeds"]  # seeds 0..n−1, in order
+    assert results[f"{stem}::fvu_full_median"] == pytest.approx(statistics.median(fvu))
+    assert fvu[results[f"{stem}::fvu_full_worst_seed"]] == max(fvu) == results[f"{stem}::fvu_full_max"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from lib.core import params
 from lib.core.claims import Claim
 from lib.core.tables import Table
@@ -56,13 +58,15 @@ def setup_values(study: TaskStudy, steps: int, safe_tolerance: float) -> dict[st
 
 
 def full_model_values(analysis: TaskAnalysis, n_heldout: int, task_claims: list[Claim]) -> dict[str, Any]:
-    """The full model's held-out FVU (mean, SEM, worst), the paper's, and the verdict of its claim."""
+    """The full model's held-out FVU (mean, SEM, median, worst and its seed), the paper's, and its claim's verdict."""
     task = analysis.task
-    fvu_mean, fvu_sem = metrics.mean_sem(analysis.fvu_full())
+    fvu = analysis.fvu_full()
+    fvu_mean, fvu_sem = metrics.mean_sem(fvu)
     values = {"n_heldout_used": n_heldout}
     values |= both(task, {"fvu_full": fvu_mean})
     values |= both(task, {"fvu_full_sem": fvu_sem if math.isfinite(fvu_sem) else 0.0})
-    values |= both(task, {"fvu_full_max": float(analysis.fvu_full().max())})
+    values |= both(task, {"fvu_full_median": float(np.median(fvu)), "fvu_full_max": float(fvu.max())})
+    values |= both(task, {"fvu_full_worst_seed": int(analysis.seeds[int(np.argmax(fvu))])})
     paper_fvu = paper_a.TASKS.get(task, {}).get("fvu_full")
     values["paper_fvu_full"] = "not in the paper" if paper_fvu is None else paper_fvu.text
     verdicts = {c.id: c.verdict for c in task_claims}
