@@ -181,9 +181,10 @@ def ordering_values(profiles: ManyProfiles) -> tuple[dict[str, Any], Table]:
             paper = name in ta.PAPER_CLAIMS.get(t, ())
             if paper:
                 summary.append(f"{t}, {name}: {k} of {n}, {frac:.2f} [{lo:.2f}, {hi:.2f}]")
-            rows.append((t, name + (" (paper)" if paper else ""), f"{k} of {n}", frac, lo, hi, needed))
+            interval = f"{lo:.2f}–{hi:.2f}" if n else None  # as the scorecard writes it
+            rows.append((t, name + (" (paper)" if paper else ""), f"{k}\u00a0of\u00a0{n}", frac, interval, needed))
     values["paper_orderings_summary"] = "; ".join(summary) or "none of the chosen tasks is in the paper"
-    headers = ("task", "ordering", "holds in", "frequency", "95% low", "95% high", "solutions to decide")
+    headers = ("task", "ordering", "holds in", "frequency", "95% interval", "solutions to decide")
     caption = "How often each §4 ordering holds over the solutions, with its 95% Wilson interval"
     return values, Table(headers, tuple(rows), ".2f", caption=caption)
 
