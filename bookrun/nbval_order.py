@@ -16,13 +16,12 @@ It orders; it never skips or changes a cell. ``make nbval`` loads it with ``-p b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from lib.core.paths import build_dir
 
-from .processes import write_json_atomic
+from .processes import read_timings, update_timings
 
 #: Per-notebook seconds of the last nbval run (re-execution of every cell, summed over setup, call and teardown).
 RECORD = "nbval_timings.json"
@@ -32,18 +31,7 @@ EXECUTOR_RECORD = "timings.json"
 
 def read_costs(folder: Path) -> dict[str, float]:
     """Chapter stem → estimated seconds of its re-execution: the last nbval run's record, else the executor's."""
-    return read_record(folder / RECORD) or read_record(folder / EXECUTOR_RECORD)
-
-
-def read_record(path: Path) -> dict[str, float]:
-    """The per-notebook seconds in one record file (``{}`` when it is missing or unreadable)."""
-    try:
-        costs = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(costs, dict):
-        return {}
-    return {str(k): float(v) for k, v in costs.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+    return read_timings(folder / RECORD) or read_timings(folder / EXECUTOR_RECORD)
 
 
 def longest_first(stems: Iterable[str], costs: Mapping[str, float]) -> list[str]:
@@ -83,8 +71,7 @@ class _Recorder:
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         """Only a run that passed is recorded: a failed or interrupted one may have stopped part-way."""
         if self.seconds and exitstatus == 0:
-            record = {**read_record(build_dir() / RECORD), **{k: round(v, 1) for k, v in self.seconds.items()}}
-            write_json_atomic(build_dir() / RECORD, record)
+            update_timings(build_dir() / RECORD, self.seconds)
 
 
 def pytest_configure(config) -> None:

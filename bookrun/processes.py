@@ -89,6 +89,23 @@ def write_json_atomic(path: Path, payload) -> None:
     os.replace(tmp, path)
 
 
+def read_timings(path: Path) -> dict[str, float]:
+    """A record of seconds per chapter (``timings.json``, ``nbval_timings.json``); ``{}`` when it is missing or
+    unreadable (it only guides an order or a report, so a corrupt one is passed over and rewritten)."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {str(k): float(v) for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def update_timings(path: Path, seconds: dict[str, float]) -> None:
+    """Record ``seconds`` per chapter in ``path`` (rounded to 0.1 s), keeping the other chapters' entries; atomic."""
+    write_json_atomic(Path(path), {**read_timings(path), **{s: round(t, 1) for s, t in seconds.items()}})
+
+
 def replace_folder(new: Path, target: Path) -> None:
     """Put folder ``new`` at ``target`` (two renames; the old ``target`` is removed only once ``new`` is in place)."""
     old = target.with_name(f".{target.name}.old-{os.getpid()}")

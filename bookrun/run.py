@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .chapter import Executor, Interrupted, Job
-from .processes import shown, write_json_atomic
+from .processes import shown, update_timings
 from .results import write_results
 from .terminal import Console, Relay, schedule
 
@@ -78,10 +77,7 @@ def execute(run: Run) -> int:
     if results_path is not None:
         results = write_results(results_path, run.out_dir, list(run.manifest))
         if timings:
-            timing_path = run.build / "timings.json"
-            previous = json.loads(timing_path.read_text()) if timing_path.is_file() else {}
-            previous.update({s: round(t, 1) for s, t in timings.items()})
-            write_json_atomic(timing_path, previous)
+            update_timings(run.build / "timings.json", timings)
         print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall; {len(results)} glued values collected")
     else:
         print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall")

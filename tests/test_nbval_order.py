@@ -18,6 +18,7 @@ def test_longest_first_puts_unknown_stems_first_and_keeps_ties_in_order():
 
 
 def test_the_last_nbval_record_wins_over_the_executors_and_a_corrupt_one_is_passed_over(tmp_path):
+    """(``bookrun.processes.read_timings``, which the executor's timings.json goes through too.)"""
     (tmp_path / nbval_order.EXECUTOR_RECORD).write_text(json.dumps({"x": 300.0, "y": 10.0}))
     assert nbval_order.read_costs(tmp_path) == {"x": 300.0, "y": 10.0}
     (tmp_path / nbval_order.RECORD).write_text("{not json")
