@@ -258,6 +258,12 @@ def test_numpy_routes_match_their_torch_references():
     assert torch.allclose(w, w_ref, rtol=1e-12, atol=0)
     assert torch.allclose(Q @ torch.diag(w) @ Q.T, G, atol=1e-10)
     assert torch.allclose(cpu_linalg.tn_gram(A), A.T @ A, rtol=1e-13, atol=1e-12)
+    B = torch.randn(300, 7, generator=g, dtype=torch.float64)
+    assert torch.allclose(cpu_linalg.matmul(A.T, B), A.T @ B, rtol=1e-13, atol=1e-12)  # a transposed view too
+    assert torch.allclose(cpu_linalg.matmul(B.T, A), B.T @ A, rtol=1e-13, atol=1e-12)
+    wide = lifting.DenseJacobian(A.T)  # 11 × 300: J Jᵀ
+    assert torch.allclose(wide.gram(), A.T @ A, rtol=1e-13, atol=1e-12)
+    assert torch.allclose(lifting.DenseJacobian(A).gram(), A.T @ A, rtol=1e-13, atol=1e-12)
     pairs = [(torch.randn(20, k, generator=g, dtype=torch.float64), torch.randn(20, k + 1, generator=g,
               dtype=torch.float64)) for k in (3, 5)]  # fmt: skip
     reference = sum((d @ d.T) * (a @ a.T + 1) for d, a in pairs)

@@ -6,7 +6,9 @@ OpenBLAS, like torch's MKL, then computes on one thread):
 * symmetric eigendecomposition (:func:`symmetric_eigh`) and the tall Gram matrix AᵀA (:func:`tn_gram`) go through
   numpy's OpenBLAS, because torch's MKL takes slower code paths for them here;
 * a wide J is decomposed as its transpose (:func:`thin_svd`): MKL's gesdd is 4–5× faster on the tall orientation;
-* column norms are summed over blocks of rows (:func:`column_norms`): a column-wise norm strides down a row-major J.
+* column norms are summed over blocks of rows (:func:`column_norms`): a column-wise norm strides down a row-major J;
+* the tall-times-thin products of the Mexican hat's range finder (:func:`matmul`) go through numpy's OpenBLAS, about
+  12 % faster than MKL's there.
 
 The readable reference of each is the one-line torch call named in its docstring; ``tests/test_sensitivity.py``
 checks the routes against it.
@@ -46,6 +48,15 @@ def tn_gram(A: Tensor) -> Tensor:
     torch's MKL 13 ms)."""
     a = A.detach().numpy()
     return torch.from_numpy(a.T @ a)
+
+
+def matmul(A: Tensor, B: Tensor) -> Tensor:
+    """A @ B of float64 matrices (transposed views allowed) through numpy's OpenBLAS (reference ``A @ B``).
+
+    On the 20,160 × 2,273 Mexican-hat Jacobian times 96 columns (or its transpose times 20,160 × 96), one core: 0.22 s
+    against torch's MKL 0.25 s; the range finder makes four such products per re-solve.
+    """
+    return torch.from_numpy(A.detach().numpy() @ B.detach().numpy())
 
 
 def row_gram_numpy(pairs) -> Tensor:

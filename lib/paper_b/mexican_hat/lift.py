@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from lib.kernels.cpu_linalg import matmul
 from lib.paper_b.lifting import TAU, LiftResult, TruncatedSVD, column_norms, lift, retained_rank
 from lib.paper_b.mexican_hat.probes import Probes, defect_field, force_jacobian, generator_field
 from lib.paper_b.problem import check_kind
@@ -28,11 +29,12 @@ def sketched_svd(J: Tensor, *, tau: float = TAU, rank: int = 128, power: int = 1
     k = min(int(rank), *J.shape)
     gen = torch.Generator().manual_seed(int(seed))
     omega = torch.randn(J.shape[1], k, generator=gen, dtype=J.dtype)
-    Q = torch.linalg.qr(J @ omega).Q
+    # the four products with J, written A @ B in the reference, go through lib.kernels.cpu_linalg.matmul
+    Q = torch.linalg.qr(matmul(J, omega)).Q
     for _ in range(int(power)):
-        Z = torch.linalg.qr(J.T @ Q).Q
-        Q = torch.linalg.qr(J @ Z).Q
-    B = Q.T @ J  # (k, p)
+        Z = torch.linalg.qr(matmul(J.T, Q)).Q
+        Q = torch.linalg.qr(matmul(J, Z)).Q
+    B = matmul(Q.T, J)  # (k, p)
     Ub, S, Vh = torch.linalg.svd(B, full_matrices=False)
     r = retained_rank(S, tau)
     if k < min(J.shape) and r > 0.75 * k:

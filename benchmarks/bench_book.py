@@ -1,0 +1,121 @@
+"""The book's wall-time targets (issue 19): the ten paper chapters executed cold, and ``make test`` after ``make book``.
+
+Stages (``--stages``, both by default), each timed on this process's wall clock while it waits:
+
+- **execute**: the ten chapters of :data:`TEN` (copy, the three tasks, task dependence, the new task, Schur
+  coordinates, the lifting criterion, the annulus, the Mexican hat) executed cold, two at a time as ``make book`` does:
+  ``python -m bookrun --jobs 2 --only …`` into a fresh temporary build folder with an empty cache (nothing is taken
+  from ``_build``). Per-chapter seconds come from that folder's ``timings.json``. Target ≤ 600 s.
+- **test**: ``make test`` in the repository. Run it after ``make book``: it then measures what a contributor waits
+  for once the book is built (ruff, pytest, nbval re-executing every chapter). Target ≤ 300 s.
+
+Machines differ and drift, so a fixed reference workload (single-thread float32 ``torch.mm`` at the recurrences'
+(64, 64)·(64, 64) shape and float64 at the Mexican hat's (20,160, 2,273)·(2,273, 96)) is timed in this process
+before and after; the report gives each stage's wall time also in units of the reference's seconds, the ratio that
+compares runs on other or busier machines. Measure with nothing else running. Writes ``_build/benchmarks/book.json``;
+``--check`` exits 1 if a stage misses its target.
+
+    .venv/bin/python benchmarks/bench_book.py [--stages execute test] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from lib.core.cache import atomic_write_bytes
+from lib.core.paths import REPO_ROOT, build_dir
+
+#: The chapters of issue 19's first target, in chapters.yml's order.
+TEN = (
+    "mexican_hat", "task_flipflop", "task_sine", "task_context", "copy_task", "task_dependence", "annulus",
+    "new_task", "lifting_criterion", "schur_coordinates",
+)  # fmt: skip
+TARGETS = {"execute": 600.0, "test": 300.0}
+ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
+
+
+def reference_seconds(repeats: int = 3) -> float:
+    """Best of ``repeats`` timings of the fixed reference workload (about 1.5 s on one core of this book's CPUs)."""
+    g = torch.Generator().manual_seed(0)
+    a32, b32 = torch.randn(64, 64, generator=g), torch.randn(64, 64, generator=g) / 8
+    a64 = torch.randn(20160, 2273, generator=g, dtype=torch.float64)
+    b64 = torch.randn(2273, 96, generator=g, dtype=torch.float64)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(20000):
+            torch.mm(a32, b32)
+        for _ in range(4):
+            torch.mm(a64, b64)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
+    """Run ``cmd`` with its output on this terminal; (wall seconds, exit status)."""
+    print("+ " + " ".join(cmd), file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    rc = subprocess.call(cmd, env=env, cwd=cwd)
+    return time.perf_counter() - start, rc
+
+
+def execute_stage() -> dict:
+    """The ten chapters cold into a temporary build folder."""
+    with tempfile.TemporaryDirectory(prefix="bench_book.") as tmp:
+        env = {**os.environ, **ENV, "BOOK_BUILD_DIR": tmp, "BOOK_CACHE_DIR": str(Path(tmp) / "cache")}
+        wall, rc = run([sys.executable, "-m", "bookrun", "--jobs", "2", "--only", *TEN], env, REPO_ROOT)
+        timings_path = Path(tmp) / "timings.json"
+        chapters = json.loads(timings_path.read_text()) if timings_path.is_file() else {}
+    return {"wall_seconds": wall, "rc": rc, "chapter_seconds": chapters, "chapter_sum": sum(chapters.values())}
+
+
+def test_stage() -> dict:
+    """``make test`` in the repository (after ``make book``)."""
+    wall, rc = run(["make", "test"], {**os.environ, **ENV}, REPO_ROOT)
+    return {"wall_seconds": wall, "rc": rc}
+
+
+STAGES = {"execute": execute_stage, "test": test_stage}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stages", nargs="+", choices=list(STAGES), default=list(STAGES))
+    parser.add_argument("--check", action="store_true", help="exit 1 if a stage misses its target")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    ref_before = reference_seconds()
+    results = {name: STAGES[name]() for name in args.stages}
+    ref = min(ref_before, reference_seconds())
+    failed = []
+    for name, r in results.items():
+        r["target_seconds"] = TARGETS[name]
+        r["in_reference_units"] = r["wall_seconds"] / ref
+        r["met"] = r["rc"] == 0 and r["wall_seconds"] <= TARGETS[name]
+        extra = f", chapters summing to {r['chapter_sum']:.0f} s" if "chapter_sum" in r else ""
+        print(f"{name:8s} {r['wall_seconds']:6.0f} s wall{extra} (exit {r['rc']}); target ≤ {TARGETS[name]:.0f} s: "
+              f"{'met' if r['met'] else 'missed'}; {r['in_reference_units']:.0f} × the reference")  # fmt: skip
+        if not r["met"]:
+            failed.append(name)
+    print(f"reference workload: {ref:.2f} s (before {ref_before:.2f} s)")
+    report = {
+        "stages": results, "reference_seconds": ref, "reference_seconds_before": ref_before,
+        "load_average_after": os.getloadavg(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
+    }  # fmt: skip
+    out = build_dir() / "benchmarks" / "book.json"
+    atomic_write_bytes(out, json.dumps(report, indent=2).encode())
+    print(f"wrote {out}")
+    return 1 if args.check and failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
