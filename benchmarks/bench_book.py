@@ -33,9 +33,13 @@ from pathlib import Path
 
 import torch
 
-from bookrun.manifest import load_manifest
-from lib.core.cache import atomic_write_bytes
-from lib.core.paths import REPO_ROOT, build_dir
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_training import cpu_name  # noqa: E402
+
+from bookrun.manifest import load_manifest  # noqa: E402
+from lib.core.cache import atomic_write_bytes  # noqa: E402
+from lib.core.paths import REPO_ROOT, build_dir  # noqa: E402
 
 #: The chapters of issue 19's first target (executed in book/chapters.yml's order, as make book starts them).
 TEN = frozenset({
@@ -47,7 +51,7 @@ ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
 
 
 def reference_seconds(repeats: int = 3) -> dict[str, float]:
-    """Best of ``repeats`` timings of each part of the fixed reference workload, and their ``total`` (about 1.7 s on
+    """Best of ``repeats`` timings of each part of the fixed reference workload, and their ``total`` (about 2 s on
     one core of this book's CPUs): ``small_sgemm`` (the recurrences' float32 shape), ``tall_dgemm`` (the Mexican hat's
     float64 products) and ``stream`` (sums over a 366 MB array, bound by memory bandwidth, which a busy host shares)."""
     g = torch.Generator().manual_seed(0)
@@ -121,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"reference workload (s, before/after): {shown}")
     report = {
         "stages": results, "reference_seconds": ref, "reference_before": ref_before, "reference_after": ref_after,
-        "load_average_after": os.getloadavg(), "cpu_count": os.cpu_count(), "torch": torch.__version__,
+        "machine": cpu_name(), "load_average_after": os.getloadavg(), "cpu_count": os.cpu_count(),
+        "torch": torch.__version__,
     }  # fmt: skip
     out = build_dir() / "benchmarks" / "book.json"
     atomic_write_bytes(out, json.dumps(report, indent=2).encode())
