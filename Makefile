@@ -8,13 +8,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
-# One thread per chapter: reproducible numbers, and two chapters run side by side on two cores.
-export OMP_NUM_THREADS := 1
-export MKL_NUM_THREADS := 1
+# The book's arithmetic (lib/core/arithmetic.py: one thread, MKL, ATen, OpenBLAS and numpy on their AVX2 kernels) is
+# set where each process starts: bookrun puts it in every chapter's kernel, and every other process that computes
+# (pytest, nbval, the benchmarks) starts through $(PINNED). BOOK_ARITHMETIC=native turns it off.
+PINNED := $(PY) -m bookrun.arithmetic --
 export PYTHONHASHSEED  := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book html pdf test execute venv unit results browser nbval lint bench bench-book clean help
+.PHONY: book html pdf test execute venv unit results browser nbval lint bench bench-book publish clean help
 
 help:
 	@sed -n '1,7p' Makefile
@@ -50,15 +51,15 @@ pdf: execute
 	$(PY) scripts/browser.py _build/singlehtml/book.html _build/pdf/book.pdf
 
 unit: $(STAMP)
-	$(VENV)/bin/pytest -m "not results and not browser" tests
+	$(PINNED) $(VENV)/bin/pytest -m "not results and not browser" tests
 
 results: execute
-	$(VENV)/bin/pytest -m results tests
+	$(PINNED) $(VENV)/bin/pytest -m results tests
 
 # $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off);
 # the longest re-executions first (bookrun.nbval_order), so the two workers finish together
 nbval: execute
-	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(PINNED) $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-n $(JOBS) --dist loadfile --no-loadscope-reorder -p bookrun.nbval_order -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)
@@ -66,21 +67,26 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 browser: html pdf
-	$(VENV)/bin/pytest -m browser tests/browser
+	$(PINNED) $(VENV)/bin/pytest -m browser tests/browser
 
 test: execute html
 	@if command -v chromium >/dev/null; then $(MAKE) --no-print-directory pdf; \
 	else echo "no chromium: the PDF and the browser test are skipped (apt-get install chromium poppler-utils)"; fi
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/pytest -m "" -n $(JOBS) tests
+	$(PINNED) $(VENV)/bin/pytest -m "" -n $(JOBS) tests
 	$(MAKE) --no-print-directory nbval
 
 # every benchmark but bench_book.py, which executes ten chapters cold and runs make test (make bench-book, ~20 min)
 bench: $(STAMP)
-	for b in benchmarks/bench_*.py; do [ $$b = benchmarks/bench_book.py ] || $(PY) $$b || exit 1; done
+	for b in benchmarks/bench_*.py; do [ $$b = benchmarks/bench_book.py ] || $(PINNED) $(PY) $$b || exit 1; done
 
 bench-book: $(STAMP)
-	$(PY) benchmarks/bench_book.py
+	$(PINNED) $(PY) benchmarks/bench_book.py
+
+# the executed book's values, claims and provenance become the published reference (published/); refused unless the
+# build is complete and pinned. Commit the result on its own, saying why the book's numbers changed.
+publish: execute
+	$(PY) -m bookrun.publish
 
 clean:
 	rm -rf _build

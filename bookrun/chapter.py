@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lib.core import arithmetic
 from lib.core.paths import REPO_ROOT, build_dir
 
 from . import fingerprints
@@ -44,8 +45,9 @@ class Interrupted(KeyboardInterrupt):
 def kernel_env(workers: int = 1) -> dict[str, str]:
     """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel,
     and ``workers`` processes for a chapter's independent jobs (``lib.core.engine``; ``$BOOK_WORKERS`` overrides, and
-    ``$BOOK_SCHEDULER`` sends them to a Dask cluster instead)."""
-    env = dict(os.environ)
+    ``$BOOK_SCHEDULER`` sends them to a Dask cluster instead); the book's arithmetic pins (``lib.core.arithmetic``),
+    which its Dask workers inherit."""
+    env = arithmetic.pinned_environment(dict(os.environ))
     env.setdefault("BOOK_WORKERS", str(workers))
     env.setdefault("OMP_NUM_THREADS", "1")
     env.setdefault("MKL_NUM_THREADS", "1")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lib.core.paths import REPO_ROOT
+
 from .chapter import Executor, Interrupted, Job
-from .processes import shown, update_timings
+from .processes import shown, update_timings, write_json_atomic
 from .results import write_results
 from .terminal import Console, Relay, schedule
 
@@ -79,6 +83,8 @@ def execute(run: Run) -> int:
         if timings:
             update_timings(run.build / "timings.json", timings)
         print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall; {len(results)} glued values collected")
+        if interrupted is None:
+            print(record_arithmetic(run.build, results), flush=True)
     else:
         print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall")
         for stem in timings:
@@ -92,6 +98,32 @@ def execute(run: Run) -> int:
         print(f"FAILED: {failures}", file=sys.stderr)
         return 1
     return 0
+
+
+def record_arithmetic(build: Path, results: dict) -> str:
+    """Write ``provenance.json`` (the arithmetic the kernels computed with, read in a process started as they are)
+    and ``reference_diff.json`` (this build against ``published/``); one line saying how the build compares."""
+    from lib.core import reference
+
+    from .chapter import kernel_env
+
+    done = subprocess.run([sys.executable, "-m", "bookrun.arithmetic"], env=kernel_env(), capture_output=True,
+                          text=True, cwd=REPO_ROOT)  # fmt: skip
+    try:
+        provenance = json.loads(done.stdout)
+    except ValueError:
+        return f"provenance: could not be read ({done.stderr.strip()[-300:]})"
+    write_json_atomic(build / "provenance.json", provenance)
+    try:
+        published = reference.load()
+    except FileNotFoundError as exc:
+        return f"reference: {exc}"
+    claims = json.loads((build / "claims.json").read_text())
+    diff = reference.compare(results, claims, published)
+    bitwise, why = reference.comparable(provenance, published["provenance"])
+    write_json_atomic(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, **diff})
+    head = reference.summary(diff, first=0)
+    return f"reference ({'must be equal bit for bit' if bitwise else 'compared, not required: ' + why}): {head}"
 
 
 def _stop(executor: Executor, console: Console, exc: Interrupted) -> None:

@@ -6,5 +6,12 @@
 ``papers``: what the papers print and what the book expects of each claim; ``plots``: every figure.
 """
 
+import sys as _sys
+
 __all__ = ["__version__"]
 __version__ = "0.1.0"
+
+if "ipykernel" in _sys.modules:  # a chapter in a Jupyter kernel: say so once if its arithmetic is not the book's
+    from lib.core.arithmetic import warn_if_unpinned as _warn
+
+    _warn(stacklevel=3)

@@ -4,6 +4,8 @@
   executed notebooks, so the theme's "source file" is the executed ``.ipynb``; this adds the chapter's MyST source
   (``book/<source>.md`` named in ``book/chapters.yml``), copied into ``_build/html/_myst/``, so a reader can run what
   they read.
+- The *Reproducibility* page shows the arithmetic of the build it belongs to and what moved against the published
+  reference (``bookrun.provenance``).
 - Pages open without console errors: the light theme is the default (pydata-sphinx-theme otherwise logs "invalid
   theme mode" on a first visit), a script added twice (sphinx-thebe's configuration) is kept once, and the page
   declares an empty icon instead of requesting a ``favicon.ico`` the book does not have.
@@ -65,7 +67,19 @@ def clean_head(app, pagename, templatename, context, doctree):
     context["metatags"] = context.get("metatags", "") + '\n<link rel="icon" href="data:,">'
 
 
+def build_record(app, docname, source):
+    """The *Reproducibility* page: the build's arithmetic and its comparison with the published reference, read from
+    ``_build`` when the page is built (``bookrun.provenance``)."""
+    if docname.rsplit("/", 1)[-1] != "reproducibility":
+        return
+    from bookrun.provenance import MARKER, section
+    from lib.core.paths import build_dir
+
+    source[0] = source[0].replace(MARKER, section(build_dir()))
+
+
 def setup(app):
+    app.connect("source-read", build_record)
     app.connect("html-page-context", add_downloads, priority=502)  # after the theme builds its buttons (501)
     app.connect("html-page-context", clean_head, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

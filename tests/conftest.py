@@ -4,10 +4,25 @@ is the package ``bookrun``, imported like ``lib``."""
 from __future__ import annotations
 
 import json
+import os
+import sys
+import warnings
 
 import pytest
 
-from lib.core.paths import build_dir
+from lib.core import arithmetic
+
+# The book's arithmetic, for a plain `pytest` too (make runs it through `python -m bookrun.arithmetic`): the pins are
+# read when numpy and torch load, which has not happened yet unless a plugin loaded them.
+if arithmetic.unset_pins() and arithmetic.mode() == "pinned":
+    if {"numpy", "torch", "scipy"} & set(sys.modules):
+        warnings.warn(f"numpy or torch loaded before the pins could be set: {arithmetic.unset_pins()} are not as the "
+                      "book sets them; run `make unit` (or `python -m bookrun.arithmetic pytest ...`)",
+                      arithmetic.ArithmeticWarning, stacklevel=1)  # fmt: skip
+    else:
+        os.environ.update(arithmetic.pinned_environment(dict(os.environ)))
+
+from lib.core.paths import build_dir  # noqa: E402
 
 
 class Results(dict):

@@ -2,10 +2,10 @@
 
 Every trained model of the book goes through :func:`fetch`: its file is ``cache_dir()/<kind>-<key>.pt`` with ``key``
 a hash of the configuration, a fingerprint of the source files that decide what the configuration computes
-(:func:`fingerprint`) and the torch version. One corruption policy for all: an entry that cannot be read back is
-reported (a warning naming the file and why), moved aside to ``<name>.corrupt-<time>`` for inspection, and
-recomputed; it is never deleted silently and never used. Writes go to a temporary file and an atomic rename; loads
-use ``torch.load(..., weights_only=True)``.
+(:func:`fingerprint`), the torch version and the arithmetic in force (:mod:`lib.core.arithmetic`). One corruption
+policy for all: an entry that cannot be read back is reported (a warning naming the file and why), moved aside to
+``<name>.corrupt-<time>`` for inspection, and recomputed; it is never deleted silently and never used. Writes go to
+a temporary file and an atomic rename; loads use ``torch.load(..., weights_only=True)``.
 
 A temporary file is named ``.<name>.<pid>.<random>.tmp`` after the process writing it, so one left behind by a killed
 process is recognised (:func:`lib.core.paths.remove_stale_temporaries`) without touching a save in progress elsewhere.
@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from lib.core import arithmetic
 from lib.core.paths import _temporary, cache_dir, ensure_writable, remove_stale_temporaries  # noqa: F401 - part of this API
 
 
@@ -110,10 +111,13 @@ def fingerprint(sources: Iterable[ModuleType | str | Path]) -> str:
 
 
 def entry_path(kind: str, config: Any, *, code: str) -> Path:
-    """The cache file of ``config`` under ``kind``: ``cache_dir()/<kind>-<hash of kind, config, code, torch>.pt``."""
+    """The cache file of ``config`` under ``kind``: ``cache_dir()/<kind>-<hash>.pt``, the hash over the kind, the
+    configuration, the code, torch's version and the arithmetic (``lib.core.arithmetic.signature``: a model trained
+    with another CPU's native rounding is never reused by a pinned build, nor the reverse)."""
     if not kind or not kind.replace("_", "").replace("-", "").isalnum():
         raise ValueError(f"kind={kind!r} must be a non-empty name of letters, digits, '_' or '-'")
-    key = config_hash({"kind": kind, "config": config, "code": code, "torch": torch.__version__.split("+")[0]})
+    key = config_hash({"kind": kind, "config": config, "code": code, "torch": torch.__version__.split("+")[0],
+                       "arithmetic": arithmetic.signature()})  # fmt: skip
     return cache_dir() / f"{kind}-{key}.pt"
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import engine
+from lib.core import arithmetic, engine
 from lib.core.cache import atomic_write_bytes, config_hash, fingerprint
 from lib.core.paths import ensure_writable, remove_stale_temporaries
 
@@ -58,8 +58,9 @@ class ResultsTable:
 
     @staticmethod
     def key(config: Mapping[str, Any], code: str) -> str:
-        """The row key of ``config`` computed by ``code``: ``<hash of the configuration>-<code>``."""
-        return f"{config_hash(config)}-{code}"
+        """The row key of ``config`` computed by ``code``: ``<hash of the configuration and the arithmetic>-<code>``
+        (a row computed with another CPU's native rounding is never reused by a pinned build, nor the reverse)."""
+        return f"{config_hash({'config': config, 'arithmetic': arithmetic.signature()})}-{code}"
 
     def parts(self) -> list[Path]:
         """The table's Parquet files, oldest first."""

@@ -1,0 +1,89 @@
+"""The appendix's record of a build, as MyST: the arithmetic its kernels computed with (``_build/provenance.json``)
+and what moved against the published reference (``_build/reference_diff.json``). ``scripts/book_html.py`` puts it
+in place of :data:`MARKER` on the *Reproducibility* page when the HTML is built, so the page always describes the
+build it belongs to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lib.core import arithmetic
+
+MARKER = "<!-- build-record -->"
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _number(x) -> str:
+    return f"{x:.3g}" if isinstance(x, float) else str(x)
+
+
+def section(build: Path) -> str:
+    """The MyST text that replaces :data:`MARKER`: this build's arithmetic, then its comparison with the reference."""
+    prov = _read(Path(build) / "provenance.json")
+    if prov is None:
+        return "*No record of the build's arithmetic: execute the book (`make book`) to write it.*\n"
+    cpu, force = prov["cpu"], prov["in_force"]
+    lines = ["### This build's arithmetic", ""]
+    if prov["pinned"]:
+        lines.append(f"The chapters were computed with the book's pinned arithmetic (pin set `{prov['pin_version']}`): "
+                     "the numbers of this build are the book's, bit for bit.")  # fmt: skip
+    else:
+        lines.append("The chapters were **not** computed with the book's pinned arithmetic, so their last bits (and "
+                     "through training, some solutions) are this machine's:")  # fmt: skip
+        lines += [""] + [f"- {d}" for d in prov["departures"]]
+    openblas = [p for p in force["blas"] if p.get("internal_api") == "openblas"]
+    blas = "; ".join(
+        f"OpenBLAS {p['version']} ({p['architecture']} kernels, {p['num_threads']} thread)" for p in openblas
+    )
+    lines += [
+        "",
+        "| | |",
+        "|---|---|",
+        f"| CPU | {cpu['model']} ({cpu['vendor']}, {cpu['machine']}; {', '.join(cpu['flags'])}) |",
+        f"| libraries | torch {prov['versions']['torch']}, numpy {prov['versions']['numpy']}, scipy "
+        f"{prov['versions']['scipy']}, Python {prov['python']} |",
+        f"| torch's BLAS and LAPACK | {prov['torch_blas']}; branch in force {force['mkl_branch']} |",
+        f"| torch's own kernels | {force['aten_capability']}, {force['torch_threads']} thread |",
+        f"| numpy's and scipy's BLAS | {blas} |",
+        f"| numpy's SIMD loops | dispatch groups off: {', '.join(force['numpy_dispatch_off']) or 'none'} |",
+        "",
+        "The pins (`lib/core/arithmetic.py`), each with the measurement that showed it moves the book's bits:",
+        "",
+        "| variable | pinned value | in this build | why |",
+        "|---|---|---|---|",
+    ]
+    for key, value in prov["pins"].items():
+        here = force["environment"].get(key)
+        lines.append(f"| `{key}` | `{value}` | {'as pinned' if here == value else f'`{here}`'} | "
+                     f"{arithmetic.WHY.get(key, '')} |")  # fmt: skip
+    diff = _read(Path(build) / "reference_diff.json")
+    lines += ["", "### Against the published reference", ""]
+    if diff is None:
+        lines.append("*No comparison recorded: the published reference (`published/`) is missing or the book was not "
+                     "executed since.*")  # fmt: skip
+        return "\n".join(lines) + "\n"
+    moved, verdicts = diff["moved"], diff["verdicts_moved"]
+    rule = (
+        "must equal it bit for bit"
+        if diff["bitwise_required"]
+        else f"is compared with it, not required to equal it ({diff['why']})"
+    )
+    lines.append(f"This build {rule}. Of its {diff['compared']} glued values (the {diff['exempt']} timings aside), "
+                 f"{diff['identical']} are identical to the published reference and {len(moved)} moved"
+                 + (f", by at most {_number(diff['max_relative'])} relative" if moved else "")
+                 + f"; {len(diff['missing'])} are missing and {len(diff['new'])} new; "
+                 f"{len(verdicts)} claim verdict(s) moved.")  # fmt: skip
+    if moved:
+        lines += ["", "| chapter | values compared | moved |", "|---|---|---|"]
+        lines += [f"| {stem} | {row['compared']} | {row['moved']} |" for stem, row in diff["by_chapter"].items()]
+    if verdicts:
+        lines += ["", "| claim | chapter | published verdict | this build |", "|---|---|---|---|"]
+        lines += [f"| {v['claim']} | {v['chapter']} | {v['published']} | {v['built']} |" for v in verdicts]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,139 @@
+"""The published reference: every glued value and every claim record of a clean pinned build, committed in
+``published/``, and the comparison of a build with it.
+
+``published/results.json`` holds the values of ``_build/results.json`` but the exempt ones (:func:`exempt`: timings,
+which no arithmetic fixes), ``published/claims.json`` every claim record and ``published/provenance.json`` the machine
+and arithmetic that built them. ``make publish`` (``python -m bookrun.publish``) writes all three from a pinned
+build. :func:`compare` says what moved: on a pinned x86-64 build the results tests require nothing to move; elsewhere
+the executor writes the comparison to ``_build/reference_diff.json`` and the appendix shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from lib.core.paths import REPO_ROOT
+
+#: Where the reference lives (committed).
+PUBLISHED = REPO_ROOT / "published"
+FILES = ("results.json", "claims.json", "provenance.json")
+
+#: The one rule for exempt values: a glued name that states a duration (wall-clock seconds or minutes of this run).
+#: Nothing else is exempt: a number of the science that differs is a difference.
+TIMING = re.compile(r"(^|_)(seconds|secs|minutes|time|timing|timings|wall)(_|$)")
+
+
+def exempt(key: str) -> bool:
+    """Whether ``"<chapter>::<name>"`` is a timing (exempt from the comparison with the reference)."""
+    return bool(TIMING.search(key.split("::", 1)[-1]))
+
+
+def load(folder: Path = PUBLISHED) -> dict[str, Any]:
+    """``{"results", "claims", "provenance"}`` of the published reference; FileNotFoundError naming what is missing."""
+    missing = [name for name in FILES if not (Path(folder) / name).is_file()]
+    if missing:
+        raise FileNotFoundError(f"the published reference lacks {missing} in {folder}: run `make publish` on a "
+                                "pinned build (see the README)")  # fmt: skip
+    return {name.removesuffix(".json"): json.loads((Path(folder) / name).read_text()) for name in FILES}
+
+
+def relative_difference(a: Any, b: Any) -> float | None:
+    """``|a − b| / max(|a|, |b|)`` for two numbers (0 when equal, inf across a NaN or a sign of infinity); None when
+    either is not a number (a text that differs)."""
+    numbers = (int, float)
+    if not (isinstance(a, numbers) and isinstance(b, numbers)) or isinstance(a, bool) or isinstance(b, bool):
+        return None
+    if a == b or (math.isnan(a) and math.isnan(b)):
+        return 0.0
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return math.inf
+    return abs(a - b) / max(abs(a), abs(b))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Bit for bit (NaN equals NaN; 1 and 1.0 are not the same value)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def compare(results: dict[str, Any], claims: dict[str, dict], reference: dict[str, Any]) -> dict[str, Any]:
+    """What moved between a build (its ``results`` and ``claims``) and ``reference`` (:func:`load`).
+
+    Returns ``{"compared", "identical", "exempt", "moved", "missing", "new", "by_chapter", "max_relative",
+    "verdicts_moved", "claims_changed"}``: ``moved`` lists ``{"key", "published", "built", "relative"}`` in key order,
+    ``missing`` the published keys the build lacks, ``new`` the built keys the reference lacks, ``by_chapter``
+    ``{chapter: {"compared", "moved"}}``, ``verdicts_moved`` ``{"claim", "chapter", "published", "built"}`` for each
+    claim whose verdict differs and ``claims_changed`` the claims whose record differs in any field.
+    """
+    built = {k: v for k, v in results.items() if not exempt(k)}
+    published = reference["results"]
+    common = sorted(set(built) & set(published))
+    moved = [
+        {"key": k, "published": p, "built": b, "relative": relative_difference(p, b)}
+        for k, p, b in ((k, published[k], built[k]) for k in common)
+        if not same(p, b)
+    ]
+    by_chapter: dict[str, dict[str, int]] = {}
+    for k in common:
+        row = by_chapter.setdefault(k.split("::", 1)[0], {"compared": 0, "moved": 0})
+        row["compared"] += 1
+    for m in moved:
+        by_chapter[m["key"].split("::", 1)[0]]["moved"] += 1
+    ref_claims = reference["claims"]
+    verdicts_moved = [
+        {"claim": c, "chapter": ours.get("chapter"), "published": theirs.get("verdict"), "built": ours.get("verdict")}
+        for c, ours, theirs in ((c, claims[c], ref_claims[c]) for c in sorted(set(claims) & set(ref_claims)))
+        if (ours.get("kind"), ours.get("verdict")) != (theirs.get("kind"), theirs.get("verdict"))
+    ]
+    finite = [m["relative"] for m in moved if m["relative"] is not None]
+    return {
+        "compared": len(common),
+        "identical": len(common) - len(moved),
+        "exempt": sum(exempt(k) for k in results),
+        "moved": moved,
+        "missing": sorted(set(published) - set(built)),
+        "new": sorted(set(built) - set(published)),
+        "by_chapter": dict(sorted(by_chapter.items())),
+        "max_relative": max(finite, default=0.0),
+        "verdicts_moved": verdicts_moved,
+        "claims_changed": sorted(c for c in set(claims) | set(ref_claims) if claims.get(c) != ref_claims.get(c)),
+    }
+
+
+def agrees(diff: dict[str, Any]) -> bool:
+    """Whether a comparison found the build equal to the reference bit for bit (timings aside)."""
+    return not (diff["moved"] or diff["missing"] or diff["new"] or diff["claims_changed"])
+
+
+def summary(diff: dict[str, Any], first: int = 10) -> str:
+    """A few lines for a terminal or a test failure: the counts, then the first moved keys with both values."""
+    lines = [
+        f"{diff['identical']} of {diff['compared']} values identical to the published reference, "
+        f"{len(diff['moved'])} moved (largest relative difference {diff['max_relative']:.3g}), "
+        f"{len(diff['missing'])} missing, {len(diff['new'])} new; {len(diff['verdicts_moved'])} verdict(s) moved"
+    ]
+    for m in diff["moved"][:first]:
+        rel = "text" if m["relative"] is None else f"relative {m['relative']:.3g}"
+        lines.append(f"  {m['key']}: published {m['published']!r:.40}, built {m['built']!r:.40} ({rel})")
+    lines += [f"  missing {k}" for k in diff["missing"][:first]] + [f"  new {k}" for k in diff["new"][:first]]
+    lines += [f"  verdict of {v['claim']}: published {v['published']!r}, built {v['built']!r}"
+              for v in diff["verdicts_moved"][:first]]  # fmt: skip
+    return "\n".join(lines)
+
+
+def comparable(provenance: dict[str, Any], published: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a build with ``provenance`` must equal the reference bit for bit, and why (or why not)."""
+    if not provenance.get("pinned"):
+        return False, "this build's arithmetic is not pinned: " + "; ".join(provenance.get("departures", []))
+    if provenance.get("signature") != published.get("signature"):
+        return False, f"the reference was built under {published.get('signature')}, this one {provenance['signature']}"
+    if provenance.get("versions") != published.get("versions"):
+        return False, f"library versions differ: reference {published.get('versions')}, here {provenance['versions']}"
+    return True, "pinned arithmetic, the reference's libraries"

@@ -1,0 +1,210 @@
+"""The book's arithmetic (``lib.core.arithmetic``, ``bookrun.arithmetic``) and its published reference
+(``lib.core.reference``): what the pins set, where they take effect, what is reported when they cannot hold."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from lib.core import arithmetic, reference
+from lib.core.paths import REPO_ROOT
+
+INTEL_AVX2 = arithmetic.cpu()["vendor"] == "GenuineIntel" and {"avx2", "fma"} <= set(arithmetic.cpu()["flags"])
+
+
+def _pinned_state() -> dict:
+    """What a pinned process reports (``in_force``), as plain data."""
+    return {
+        "mode": "pinned", "mkl_branch": "AVX2,STRICT", "aten_capability": "AVX2", "torch_threads": 1,
+        "numpy_dispatch_off": ["AVX512_ICL", "AVX512_SPR", "X86_V4"], "numpy_x86_v3": True,
+        "blas": [{"internal_api": "openblas", "prefix": "libscipy_openblas", "architecture": "Haswell",
+                  "num_threads": 1}],
+        "onednn_max_isa": "AVX2",
+    }  # fmt: skip
+
+
+INTEL = {"machine": "x86_64", "model": "Intel Xeon", "vendor": "GenuineIntel", "flags": ["avx2", "fma", "avx512f"]}
+
+
+def test_pins_are_added_without_overriding_what_the_environment_sets():
+    env = arithmetic.pinned_environment({"OPENBLAS_CORETYPE": "Zen", "PATH": "/bin"})
+    assert env["OPENBLAS_CORETYPE"] == "Zen" and env["PATH"] == "/bin"
+    assert {k: env[k] for k in arithmetic.PINS if k != "OPENBLAS_CORETYPE"} == {
+        k: v for k, v in arithmetic.PINS.items() if k != "OPENBLAS_CORETYPE"
+    }
+    assert arithmetic.pinned_environment({"BOOK_ARITHMETIC": "native"}) == {"BOOK_ARITHMETIC": "native"}
+
+
+def test_a_bad_mode_is_refused_naming_the_variable_and_the_choices():
+    with pytest.raises(ValueError, match=r"BOOK_ARITHMETIC='avx512' is not allowed; allowed: pinned, native"):
+        arithmetic.pinned_environment({"BOOK_ARITHMETIC": "avx512"})
+
+
+def test_every_pin_says_why_it_is_needed():
+    assert set(arithmetic.WHY) == set(arithmetic.PINS)
+
+
+def test_a_pinned_state_on_an_intel_avx2_cpu_has_no_departures():
+    assert arithmetic.departures(_pinned_state(), INTEL) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "machine", "says"),
+    [
+        ({"mkl_branch": "AVX512"}, INTEL, r"MKL runs branch AVX512, not AVX2,STRICT"),
+        ({"aten_capability": "AVX512"}, INTEL, r"ATen dispatches to AVX512"),
+        ({"numpy_dispatch_off": ["AVX512_SPR"]}, INTEL, r"numpy dispatches to AVX512_ICL, X86_V4"),
+        ({"torch_threads": 2}, INTEL, r"torch runs 2 threads"),
+        ({"mode": "native"}, INTEL, r"BOOK_ARITHMETIC=native"),
+        ({"mkl_branch": "AUTO"}, {**INTEL, "vendor": "AuthenticAMD"}, r"Intel CPUs only.*AuthenticAMD.*AUTO"),
+        ({}, {**INTEL, "machine": "aarch64"}, r"aarch64 CPU, not x86-64"),
+        ({}, {**INTEL, "flags": ["sse4_2", "avx"]}, r"lacks AVX2/FMA"),
+    ],
+)
+def test_each_departure_from_the_pinned_arithmetic_is_named(change, machine, says):
+    found = arithmetic.departures({**_pinned_state(), **change}, machine)
+    assert any(re.search(says, line) for line in found), found
+
+
+def test_an_openblas_on_other_kernels_is_named():
+    state = _pinned_state()
+    state["blas"] = [{**state["blas"][0], "architecture": "SkylakeX"}]
+    assert any("SkylakeX kernels, not Haswell's" in d for d in arithmetic.departures(state, INTEL))
+
+
+@pytest.mark.skipif(not INTEL_AVX2, reason="the AVX2 pins hold on Intel CPUs with AVX2 (oneMKL's CNR)")
+def test_this_test_process_computes_with_the_pinned_arithmetic():
+    assert arithmetic.departures() == [], "pytest runs unpinned: tests/conftest.py or the Makefile did not pin it"
+    assert arithmetic.signature() == f"pinned-{arithmetic.PIN_VERSION}"
+
+
+def _unpinned_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in arithmetic.PINS and k != arithmetic.MODE_ENV}
+    return {**env, "PYTHONPATH": str(REPO_ROOT), **extra}
+
+
+@pytest.mark.skipif(not INTEL_AVX2, reason="the AVX2 pins hold on Intel CPUs with AVX2 (oneMKL's CNR)")
+def test_the_wrapper_pins_a_process_started_without_the_pins():
+    done = subprocess.run([sys.executable, "-m", "bookrun.arithmetic"], env=_unpinned_env(), capture_output=True,
+                          text=True, cwd=REPO_ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["pinned"] and record["in_force"]["mkl_branch"] == "AVX2,STRICT"
+
+
+def test_the_wrapper_reports_a_native_process_as_not_pinned():
+    done = subprocess.run([sys.executable, "-m", "bookrun.arithmetic"], env=_unpinned_env(BOOK_ARITHMETIC="native"),
+                          capture_output=True, text=True, cwd=REPO_ROOT)  # fmt: skip
+    assert done.returncode == 3 and "not pinned: BOOK_ARITHMETIC=native" in done.stderr
+
+
+def test_a_jupyter_kernel_without_the_pins_warns_once_naming_them():
+    code = "import sys, types, warnings; sys.modules['ipykernel'] = types.ModuleType('ipykernel'); " \
+           "warnings.simplefilter('always'); import lib; import lib.core.cache"  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], env=_unpinned_env(), capture_output=True, text=True,
+                          cwd=REPO_ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("ArithmeticWarning") == 1 and "MKL_CBWR" in done.stderr, done.stderr
+    pinned = subprocess.run([sys.executable, "-c", code], env=arithmetic.pinned_environment(_unpinned_env()),
+                            capture_output=True, text=True, cwd=REPO_ROOT)  # fmt: skip
+    assert "ArithmeticWarning" not in pinned.stderr, pinned.stderr
+
+
+def test_every_make_recipe_that_computes_starts_through_the_pins():
+    recipes = [ln for ln in (REPO_ROOT / "Makefile").read_text().splitlines() if ln.startswith("\t")]
+    computing = [ln for ln in recipes if re.search(r"bin/pytest|benchmarks/bench", ln)]
+    assert computing and all("$(PINNED)" in ln for ln in computing), [ln for ln in computing if "$(PINNED)" not in ln]
+
+
+def test_a_model_cached_under_one_arithmetic_is_not_reused_under_another(monkeypatch):
+    from lib.core import cache
+
+    pinned = cache.entry_path("paper_a_rnn", {"seed": 0}, code="c")
+    monkeypatch.setattr(arithmetic, "signature", lambda: "native-0123456789ab")
+    assert cache.entry_path("paper_a_rnn", {"seed": 0}, code="c") != pinned
+
+
+# ------------------------------------------------------------------------------------------- the reference
+
+
+@pytest.mark.parametrize(
+    ("key", "is_timing"),
+    [("annulus::flow_seconds", True), ("mexican_hat::gram_seconds", True), ("copy_task::train_time", True),
+     ("mexican_hat::drift_b", False), ("annulus::n_steps", False), ("task_sine::fvu_full_mean", False)],
+)  # fmt: skip
+def test_only_timings_are_exempt(key, is_timing):
+    assert reference.exempt(key) is is_timing
+
+
+def test_relative_difference_and_bitwise_sameness():
+    assert reference.relative_difference(1.0, 1.0) == 0.0
+    assert reference.relative_difference(2.0, 1.0) == 0.5
+    assert reference.relative_difference(float("nan"), 1.0) == math.inf
+    assert reference.relative_difference("a", "b") is None
+    assert not reference.same(1, 1.0) and reference.same(float("nan"), float("nan"))
+    assert not reference.same(0.1 + 0.2, 0.3)
+
+
+def test_the_comparison_lists_what_moved_by_chapter_and_the_verdicts():
+    published = {
+        "results": {"a::x": 1.0, "a::y": 2.0, "b::z": "10 of 10", "b::gone": 3},
+        "claims": {"C1": {"kind": "reproduced", "verdict": "reproduced", "chapter": "b"}},
+    }
+    results = {"a::x": 1.0, "a::y": 2.0000000000000004, "b::z": "9 of 10", "b::new": 1, "a::flow_seconds": 9.0}
+    claims = {"C1": {"kind": "fragile", "verdict": "fragile (holds in 9 of 10)", "chapter": "b"}}
+    diff = reference.compare(results, claims, published)
+    assert [m["key"] for m in diff["moved"]] == ["a::y", "b::z"]
+    assert diff["moved"][0]["relative"] == pytest.approx(2.2e-16, rel=0.01) and diff["moved"][1]["relative"] is None
+    assert diff["missing"] == ["b::gone"] and diff["new"] == ["b::new"] and diff["exempt"] == 1
+    assert diff["by_chapter"] == {"a": {"compared": 2, "moved": 1}, "b": {"compared": 1, "moved": 1}}
+    assert diff["verdicts_moved"] == [{"claim": "C1", "chapter": "b", "published": "reproduced",
+                                       "built": "fragile (holds in 9 of 10)"}]  # fmt: skip
+    assert not reference.agrees(diff)
+    text = reference.summary(diff)
+    assert "a::y: published 2.0, built 2.0000000000000004 (relative 2.22e-16)" in text and "verdict of C1" in text
+    same = reference.compare({"a::x": 1.0}, {}, {"results": {"a::x": 1.0}, "claims": {}})
+    assert reference.agrees(same)
+
+
+def test_only_a_pinned_build_with_the_reference_libraries_must_match_bit_for_bit():
+    ref = {"pinned": True, "signature": "pinned-avx2-1", "versions": {"torch": "2.13.0+cpu"}}
+    assert reference.comparable(dict(ref), ref)[0]
+    assert not reference.comparable({**ref, "pinned": False, "departures": ["x"]}, ref)[0]
+    assert not reference.comparable({**ref, "versions": {"torch": "2.14.0+cpu"}}, ref)[0]
+
+
+def test_the_appendix_record_says_whether_the_build_is_pinned_and_what_moved(tmp_path):
+    from bookrun import provenance as page
+
+    assert "execute the book" in page.section(tmp_path)
+    record = {
+        "cpu": {**INTEL, "vendor": "AuthenticAMD"}, "python": "3.11.7", "pin_version": "avx2-1",
+        "versions": {"torch": "2.13.0+cpu", "numpy": "2.4.6", "scipy": "1.17.1"}, "torch_blas": "oneMKL 2024.2",
+        "pins": dict(arithmetic.PINS), "pinned": False, "departures": ["oneMKL honours its AVX2 branch on Intel only"],
+        "in_force": {**_pinned_state(), "mkl_branch": "AUTO", "environment": dict(arithmetic.PINS),
+                     "blas": [{**_pinned_state()["blas"][0], "version": "0.3.31"}]},
+    }  # fmt: skip
+    (tmp_path / "provenance.json").write_text(json.dumps(record))
+    diff = reference.compare({"a::x": 1.5, "a::y": 2.0}, {}, {"results": {"a::x": 1.0, "a::y": 2.0}, "claims": {}})
+    (tmp_path / "reference_diff.json").write_text(json.dumps({"bitwise_required": False, "why": "not pinned", **diff}))
+    text = page.section(tmp_path)
+    assert "**not** computed with the book's pinned arithmetic" in text and "- oneMKL honours" in text
+    assert "branch in force AUTO" in text and "0.3.31 (Haswell kernels, 1 thread)" in text
+    assert "1 are identical to the published reference and 1 moved, by at most 0.333 relative" in text
+    assert "| a | 2 | 1 |" in text
+    record.update(pinned=True, departures=[])
+    (tmp_path / "provenance.json").write_text(json.dumps(record))
+    assert "the numbers of this build are the book's, bit for bit" in page.section(tmp_path)
+
+
+def test_a_cpu_without_avx2_gets_only_the_thread_pins():
+    arm = {**INTEL, "machine": "aarch64", "flags": []}
+    assert set(arithmetic.applicable_pins(arm)) == set(arithmetic.THREAD_PINS)
+    assert set(arithmetic.applicable_pins({**INTEL, "flags": ["avx"]})) == set(arithmetic.THREAD_PINS)
+    assert arithmetic.applicable_pins(INTEL) == arithmetic.PINS
