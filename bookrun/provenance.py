@@ -44,7 +44,7 @@ def section(build: Path) -> str:
     )
     lines += [
         "",
-        "| | |",
+        "| what | in this build |",
         "|---|---|",
         f"| CPU | {cpu['model']} ({cpu['vendor']}, {cpu['machine']}; {', '.join(cpu['flags'])}) |",
         f"| libraries | torch {prov['versions']['torch']}, numpy {prov['versions']['numpy']}, scipy "
@@ -70,16 +70,18 @@ def section(build: Path) -> str:
                      "executed since.*")  # fmt: skip
         return "\n".join(lines) + "\n"
     moved, verdicts = diff["moved"], diff["verdicts_moved"]
-    rule = (
-        "must equal it bit for bit"
-        if diff["bitwise_required"]
-        else f"is compared with it, not required to equal it ({diff['why']})"
-    )
+    if diff["bitwise_required"]:
+        rule = "must equal it bit for bit"
+    elif not prov["pinned"]:
+        rule = "is compared with it, not required to equal it (its arithmetic is not the book's: above)"
+    else:
+        rule = f"is compared with it, not required to equal it ({diff['why']})"
     lines.append(f"This build {rule}. Of its {diff['compared']} glued values (the {diff['exempt']} timings aside), "
                  f"{diff['identical']} are identical to the published reference and {len(moved)} moved"
                  + (f", by at most {_number(diff['max_relative'])} relative" if moved else "")
                  + f"; {len(diff['missing'])} are missing and {len(diff['new'])} new; "
-                 f"{len(verdicts)} claim verdict(s) moved.")  # fmt: skip
+                 + (f"the verdicts of {len(verdicts)} claim(s) moved." if verdicts
+                    else "no claim's verdict moved."))  # fmt: skip
     if moved:
         lines += ["", "| chapter | values compared | moved |", "|---|---|---|"]
         lines += [f"| {stem} | {row['compared']} | {row['moved']} |" for stem, row in diff["by_chapter"].items()]

@@ -57,7 +57,7 @@ def test_a_pinned_state_on_an_intel_avx2_cpu_has_no_departures():
 @pytest.mark.parametrize(
     ("change", "machine", "says"),
     [
-        ({"mkl_branch": "AVX512"}, INTEL, r"MKL runs branch AVX512, not AVX2,STRICT"),
+        ({"mkl_branch": "AVX512"}, INTEL, r"MKL runs its reproducibility branch AVX512, not AVX2,STRICT"),
         ({"aten_capability": "AVX512"}, INTEL, r"ATen dispatches to AVX512"),
         ({"numpy_dispatch_off": ["AVX512_SPR"]}, INTEL, r"numpy dispatches to AVX512_ICL, X86_V4"),
         ({"torch_threads": 2}, INTEL, r"torch runs 2 threads"),

@@ -217,7 +217,7 @@ def departures(state: dict | None = None, machine: dict | None = None) -> list[s
         out.append(f"oneMKL honours its AVX2 branch on Intel CPUs only; on this {machine['vendor']} CPU torch's "
                    f"BLAS and LAPACK run MKL's own dispatch (branch in force: {state['mkl_branch']})")  # fmt: skip
     elif state["mkl_branch"] != PINS["MKL_CBWR"]:
-        out.append(f"MKL runs branch {state['mkl_branch']}, not {PINS['MKL_CBWR']} (MKL_CBWR)")
+        out.append(f"MKL runs its reproducibility branch {state['mkl_branch']}, not {PINS['MKL_CBWR']} (MKL_CBWR)")
     if str(state["aten_capability"]).upper() != PINS["ATEN_CPU_CAPABILITY"].upper():
         out.append(f"ATen dispatches to {state['aten_capability']}, not AVX2 (ATEN_CPU_CAPABILITY)")
     if state["onednn_max_isa"] != PINS["ONEDNN_MAX_CPU_ISA"]:
@@ -233,7 +233,7 @@ def departures(state: dict | None = None, machine: dict | None = None) -> list[s
             out.append(f"{pool['prefix']} runs {pool['num_threads']} threads, not 1")
     if state["torch_threads"] != 1:
         out.append(f"torch runs {state['torch_threads']} threads, not 1 (OMP_NUM_THREADS)")
-    return out
+    return list(dict.fromkeys(out))  # numpy and scipy each load an OpenBLAS of the same name
 
 
 @functools.lru_cache(maxsize=1)
