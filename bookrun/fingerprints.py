@@ -1,10 +1,10 @@
 """When a chapter must execute again: its execution record, and the imports a kernel records while it runs.
 
 An executed notebook carries, in its metadata under :data:`RECORD_KEY`, what its execution depended on: the source
-(path and hash), the parameters, the requirements, every repository file its kernels imported (``lib`` modules, a
-reader's task module, this package) with its hash, and the records of the chapters it runs after. The chapter is up to
-date while all of them are unchanged: an edit to ``lib/paper_b/flows.py`` re-executes only the chapters whose kernels
-imported it.
+(path and hash), the parameters, the requirements, the arithmetic its kernels were given (``lib.core.arithmetic``),
+every repository file its kernels imported (``lib`` modules, a reader's task module, this package) with its hash, and
+the records of the chapters it runs after. The chapter is up to date while all of them are unchanged: an edit to
+``lib/paper_b/flows.py`` re-executes only the chapters whose kernels imported it.
 
 The imports are recorded by the kernel itself: the executor gives each chapter an IPython profile whose startup file
 (:data:`STARTUP`) appends, after every cell, the repository files newly found in ``sys.modules`` to a log. Every process
@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lib.core import arithmetic
 from lib.core.paths import REPO_ROOT
 
 RECORD_KEY = "book_execution"
@@ -111,6 +112,14 @@ def requirements_digest() -> str:
     return h.hexdigest()
 
 
+def arithmetic_record() -> dict[str, str | None]:
+    """The arithmetic this executor gives its kernels (``lib.core.arithmetic``): the mode and each pin's value in
+    their environment. A chapter executed under another arithmetic (``BOOK_ARITHMETIC=native``, a pin set by hand)
+    executes again, so that one build never mixes two arithmetics."""
+    env = arithmetic.pinned_environment(dict(os.environ))
+    return {"mode": arithmetic.mode(env), **{k: env.get(k) for k in arithmetic.PINS}}
+
+
 def make_record(source: Path, parameters: dict, imports: list[str], after: dict[str, str]) -> dict[str, Any]:
     """The execution record of a chapter that just succeeded (``after``: its dependencies' record digests)."""
     return {
@@ -118,6 +127,7 @@ def make_record(source: Path, parameters: dict, imports: list[str], after: dict[
         "source_sha256": file_digest(source),
         "parameters": parameters,
         "requirements_sha256": requirements_digest(),
+        "arithmetic": arithmetic_record(),
         "imports": {rel: file_digest(REPO_ROOT / rel) for rel in imports},
         "after": dict(after),
     }
@@ -153,6 +163,8 @@ def why_stale(record: dict | None, source: Path, parameters: dict) -> str | None
         return "its parameters changed"
     if record.get("requirements_sha256") != requirements_digest():
         return "the requirements changed"
+    if record.get("arithmetic") != arithmetic_record():
+        return "the arithmetic changed (lib/core/arithmetic.py, BOOK_ARITHMETIC or a pin in the environment)"
     changed = [rel for rel, sha in sorted(record["imports"].items()) if file_digest(REPO_ROOT / rel) != sha]
     if changed:
         return f"{', '.join(changed[:3])}{' and others' if len(changed) > 3 else ''} changed"

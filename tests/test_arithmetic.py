@@ -208,3 +208,15 @@ def test_a_cpu_without_avx2_gets_only_the_thread_pins():
     assert set(arithmetic.applicable_pins(arm)) == set(arithmetic.THREAD_PINS)
     assert set(arithmetic.applicable_pins({**INTEL, "flags": ["avx"]})) == set(arithmetic.THREAD_PINS)
     assert arithmetic.applicable_pins(INTEL) == arithmetic.PINS
+
+
+def test_a_chapter_executed_under_another_arithmetic_executes_again(tmp_path, monkeypatch):
+    from bookrun import fingerprints
+
+    source = tmp_path / "chapter.md"
+    source.write_text("# a chapter\n")
+    monkeypatch.delenv(arithmetic.MODE_ENV, raising=False)
+    record = fingerprints.make_record(source, {}, [], {})
+    assert fingerprints.why_stale(record, source, {}) is None
+    monkeypatch.setenv(arithmetic.MODE_ENV, "native")
+    assert "the arithmetic changed" in fingerprints.why_stale(record, source, {})
