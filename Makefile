@@ -84,9 +84,10 @@ bench-book: $(STAMP)
 	$(PINNED) $(PY) benchmarks/bench_book.py
 
 # the executed book's values, claims and provenance become the published reference (published/); refused unless the
-# build is complete and pinned. Commit the result on its own, saying why the book's numbers changed.
+# build is complete and pinned. Commit the result on its own, saying why the book's numbers changed; a change of a
+# verdict needs WHY="..." (recorded in published/changes.json, shown on the page "Changes to the verdicts").
 publish: execute
-	$(PY) -m bookrun.publish
+	$(PY) -m bookrun.publish $(if $(WHY),--why "$(WHY)")
 
 clean:
 	rm -rf _build

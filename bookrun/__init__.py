@@ -9,13 +9,14 @@ runs), :mod:`~bookrun.processes` (paths, locks, process groups), :mod:`~bookrun.
 """
 
 from .manifest import chapter_settings, load_manifest, notebook_parameters
-from .results import claim_records, glued_values
+from .results import claim_records, glued_values, second_set_records
 from .scratch import ScratchRun, run_chapter
 
 __all__ = [
     "ScratchRun",
     "chapter_settings",
     "claim_records",
+    "second_set_records",
     "glued_values",
     "load_manifest",
     "notebook_parameters",

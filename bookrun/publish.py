@@ -4,11 +4,15 @@ Copies ``_build/results.json`` (every glued value but the timings, ``lib.core.re
 ``provenance.json`` into ``published/`` (each written to a temporary file, then renamed), after checking that the
 build is complete and computed with the pinned arithmetic, and prints what changed against the previous reference.
 A change of the reference is a change of the book's numbers: commit it on its own, saying why (a new seed, a fixed bug,
-a new library version), never to make a test pass.
+a new library version), never to make a test pass. A verdict that changes needs ``--why TEXT`` (``make publish
+WHY="..."``): each such change is appended to ``published/changes.json`` with the reason, and the page *Changes to the
+verdicts* lists them.
 """
 
 from __future__ import annotations
 
+import argparse
+import datetime
 import json
 import sys
 
@@ -18,11 +22,24 @@ from lib.core.paths import REPO_ROOT, build_dir
 from .manifest import load_manifest
 from .processes import write_json_atomic
 
+CHANGES = reference.PUBLISHED / "changes.json"
+
+
+def verdict_changes(previous: dict, claims: dict) -> list[dict[str, str]]:
+    """Every claim whose verdict kind differs from the previous reference's (new and removed claims included)."""
+    old = {k: v["kind"] for k, v in previous.items()}
+    new = {k: v["kind"] for k, v in claims.items()}
+    return [
+        {"claim": k, "from": old.get(k, "(new claim)"), "to": new.get(k, "(removed)")}
+        for k in sorted(set(old) | set(new))
+        if old.get(k) != new.get(k)
+    ]
+
 
 def main(argv: list[str]) -> int:
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(prog="python -m bookrun.publish", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--why", default="", help="why the verdicts change (required when one does)")
+    args = parser.parse_args(argv)
     build = build_dir()
     try:
         results = json.loads((build / "results.json").read_text())
@@ -44,6 +61,16 @@ def main(argv: list[str]) -> int:
         previous = reference.load()
     except FileNotFoundError:
         previous = None
+    changes = verdict_changes(previous["claims"], claims) if previous is not None else []
+    if changes and not args.why.strip():
+        print(f"publish: refused: {len(changes)} verdicts change ({', '.join(c['claim'] for c in changes)}); say why "
+              'with --why "..." (make publish WHY="...")', file=sys.stderr)  # fmt: skip
+        return 2
+    if changes:
+        log = json.loads(CHANGES.read_text()) if CHANGES.is_file() else []
+        date = datetime.date.today().isoformat()
+        log += [{**c, "date": date, "why": args.why.strip()} for c in changes]
+        write_json_atomic(CHANGES, log)
     kept = {k: v for k, v in sorted(results.items()) if not reference.exempt(k)}
     write_json_atomic(reference.PUBLISHED / "results.json", kept)
     write_json_atomic(reference.PUBLISHED / "claims.json", claims)
@@ -52,6 +79,8 @@ def main(argv: list[str]) -> int:
           f"{reference.PUBLISHED.relative_to(REPO_ROOT)}/")  # fmt: skip
     if previous is not None:
         print("against the previous reference:", reference.summary(reference.compare(results, claims, previous)))
+        where = f", recorded in {CHANGES.relative_to(REPO_ROOT)}" if changes else ""
+        print(f"{len(changes)} verdicts changed{where}")
     return 0
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lib.core.claims import records_from_values
+from lib.core.claims import SECOND_SET_GLUE, records_from_values
 
 from .processes import write_json_atomic
 
@@ -89,3 +90,14 @@ def claim_records(executed_dir: Path, stems: Sequence[str]) -> list[dict[str, An
             raise FileNotFoundError(f"{path} is missing: execute chapter {stem!r} before the scorecard")
         records.extend(records_from_values(glued_values(path), stem))
     return records
+
+
+def second_set_records(executed_dir: Path, stems: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Claim id → its record on the second set of solutions, from every executed chapter of ``stems`` that glues
+    :data:`lib.core.claims.SECOND_SET_GLUE` (a chapter not executed, or without a second set, adds nothing)."""
+    found = {}
+    for stem in stems:
+        path = Path(executed_dir) / f"{stem}.ipynb"
+        if path.is_file():
+            found |= json.loads(glued_values(path).get(SECOND_SET_GLUE, "{}"))
+    return found

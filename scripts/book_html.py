@@ -78,8 +78,43 @@ def build_record(app, docname, source):
     source[0] = source[0].replace(MARKER, section(build_dir()))
 
 
+def verdict_changes(app, docname, source):
+    """The page *Changes to the verdicts*: every change of a published verdict (``bookrun.changes``)."""
+    if docname.rsplit("/", 1)[-1] != "changes":
+        return
+    from bookrun.changes import MARKER, section
+
+    source[0] = source[0].replace(MARKER, section())
+
+
+#: Pages whose tables need the whole width: the theme's right-hand sidebar (the page's contents) is left out.
+WIDE_PAGES = ("scorecard", "copy_task", "paper_a_open")
+
+
+def wide_pages(app, pagename, templatename, context, doctree):
+    """No secondary sidebar on :data:`WIDE_PAGES`, and their text column takes its place (the theme caps it at 60em),
+    so their tables fit a 1,280 px window without scrolling."""
+    if pagename.rsplit("/", 1)[-1] in WIDE_PAGES:
+        context["secondary_sidebar_items"] = []
+        wide = "body .bd-main .bd-content .bd-article-container { max-width: 100%; }"
+        context["metatags"] = context.get("metatags", "") + f"\n<style>{wide}</style>"
+
+
+#: Pages whose text is read from ``_build`` or ``published/`` when the book is rendered (the hooks above): Sphinx must
+#: read them again on every build, since their MyST source does not change when that data does.
+DATA_PAGES = ("reproducibility", "changes")
+
+
+def reread_data_pages(app, env, added, changed, removed):
+    """Every build reads :data:`DATA_PAGES` again (their text comes from data, not from their source)."""
+    return [doc for doc in env.found_docs if doc.rsplit("/", 1)[-1] in DATA_PAGES]
+
+
 def setup(app):
     app.connect("source-read", build_record)
+    app.connect("source-read", verdict_changes)
+    app.connect("env-get-outdated", reread_data_pages)
     app.connect("html-page-context", add_downloads, priority=502)  # after the theme builds its buttons (501)
     app.connect("html-page-context", clean_head, priority=900)
+    app.connect("html-page-context", wide_pages, priority=901)  # after the theme sets the sidebar's items (500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

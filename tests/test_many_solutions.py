@@ -3,14 +3,16 @@ keeps its rows and resumes, and the orderings, Wilson intervals and width profil
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
 from lib.core import engine
-from lib.core.claims import wilson
+from lib.core.claims import SECOND_SET_GLUE
 from lib.core.results_table import ResultsTable
+from lib.core.verdicts import wilson
 from lib.paper_a import task_analysis as ta
 from lib.paper_a import train
 from lib.paper_a.chapters import many_solutions as chapter
@@ -62,17 +64,23 @@ def test_the_default_solutions_are_the_task_chapters():
     assert study.widths == (32, 64, 128) and study.tasks == ("sine",)
     configs = study.configs()
     assert configs[:10] == [ta.train_config("sine", s) for s in range(10)]  # the same cache entries
+    assert configs[10:20] == [ta.train_config("sine", s) for s in range(10, 20)]  # the second set, disjoint
     n = study.width_solutions
-    assert [c.n_hidden for c in configs[10:]] == [32] * n + [64] * n + [128] * n
-    assert train.cache_path(configs[10 + n]) == train.cache_path(ta.train_config("sine", 0))  # the paper's width
+    assert [c.n_hidden for c in configs[20:]] == [32] * n + [64] * n + [128] * n
+    assert train.cache_path(configs[20 + n]) == train.cache_path(ta.train_config("sine", 0))  # the paper's width
+    # more solutions than the second set starts at: its seeds are among them and not trained twice
+    many = chapter.SolutionSweep(solutions=15, widths=[64], tasks=["sine"], second_set=10).configs()
+    assert [c.seed for c in many[:20]] == list(range(20))
+    assert list(chapter.SolutionSweep(second_set=0).second_seeds) == []
 
 
-def test_solutions_needed_decides_the_robustness_level():
-    assert chapter.solutions_needed(1.0) == 16  # 16 / (16 + z²) is the first lower bound above 0.8
-    lo, _ = wilson(16, 16)
-    assert lo > 0.8 > wilson(15, 15)[0]
-    assert chapter.solutions_needed(0.8, limit=200) is None
-    assert chapter.solutions_needed(0.0) < chapter.solutions_needed(0.5) < chapter.solutions_needed(0.7)
+def test_solutions_needed_decides_against_the_scorecards_line():
+    assert chapter.LEVEL == 0.5
+    assert chapter.solutions_needed(1.0) == 4  # 4 / (4 + z²) is the first lower bound above 0.5
+    assert wilson(4, 4)[0] > 0.5 > wilson(3, 3)[0]
+    assert chapter.solutions_needed(1.0, level=0.8) == 16 and wilson(16, 16)[0] > 0.8 > wilson(15, 15)[0]
+    assert chapter.solutions_needed(0.5, limit=200) is None
+    assert chapter.solutions_needed(0.0) < chapter.solutions_needed(0.3) < chapter.solutions_needed(0.4)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +147,7 @@ def _profiles(swept) -> chapter.ManyProfiles:
     by = {(c.n_hidden, c.seed): p for c, p in zip(configs, profiles, strict=True)}
     analysis = lambda w, n: ta.TaskAnalysis("flipflop", {}, 0.9, [by[w, s] for s in range(n)])  # noqa: E731
     widths = {"flipflop": {6: analysis(6, 2), 8: analysis(8, 2)}}
-    return chapter.ManyProfiles(study, {"flipflop": analysis(8, 4)}, widths)
+    return chapter.ManyProfiles(study, {"flipflop": analysis(8, 4)}, widths, {"flipflop": analysis(6, 4)})
 
 
 def test_ordering_frequencies_and_intervals(swept):
@@ -167,7 +175,7 @@ def test_running_intervals_end_at_the_table_and_narrow(swept):
         if n.size:
             assert (lo[-1], hi[-1]) == (values[f"lo_flipflop_{name}"], values[f"hi_flipflop_{name}"])
     narrowing = chapter.narrowing_values(many)
-    assert narrowing["all_hold_low"] == wilson(4, 4)[0] and narrowing["all_hold_needed"] == 16
+    assert narrowing["all_hold_low"] == wilson(4, 4)[0] and narrowing["all_hold_needed"] == 4
     widths = [hi - lo for lo, hi in (wilson(m, m) for m in range(1, 200))]
     assert all(a > b for a, b in zip(widths, widths[1:], strict=False))
 
@@ -192,8 +200,18 @@ def test_figures_draw(swept):
     many = _profiles(swept)
     for fig in (
         plots.ablation_ecdfs(many.main),
-        plots.interval_narrowing(chapter.narrowing_curves(many), 0.8, chapter.claimed_orderings(["flipflop"])),
+        plots.interval_narrowing(chapter.narrowing_curves(many), 0.5, chapter.claimed_orderings(["flipflop"])),
         plots.width_profile(many.widths),
     ):
         assert fig.axes
         plt.close(fig)
+
+
+def test_the_second_set_publishes_the_task_claims(swept):
+    many = _profiles(swept)
+    records = json.loads(chapter.task_second_set(many)[SECOND_SET_GLUE])
+    first = {c.id: c for c in ta.task_claims(many.main["flipflop"])}
+    assert set(records) == set(first) and records  # the same claims, on other solutions
+    again = {c.id: c.record() for c in ta.task_claims(many.second["flipflop"])}
+    assert all(records[k]["kind"] == again[k]["kind"] and records[k]["k"] == again[k]["k"] for k in records)
+    assert sorted(r[0] for r in chapter.second_set_table(many).rows) == sorted(records)

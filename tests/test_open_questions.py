@@ -35,8 +35,9 @@ def test_verdict_rules():
         oq.confound_verdict(True, True, "maybe")
     assert oq.distance_verdict(1, 0) == "holds in part"
     assert oq.distance_verdict(2, 3) == "holds"
-    assert oq.distance_verdict(0, 0) == "does not hold"
-    assert oq.basis_verdict(0.6) == "holds" and oq.basis_verdict(0.5) == "does not hold"
+    assert oq.distance_verdict(0, 0) == "is not shown"  # an existence statement: absence is never shown
+    assert oq.basis_verdict(9, 10) == "holds" and oq.basis_verdict(1, 10) == "does not hold"
+    assert oq.basis_verdict(6, 10) == "undecided at n = 10"  # 6 of 10: the Wilson interval straddles one half
     assert oq.avoidance(0.5, 0) == "none to test" and oq.avoidance(0.5, 2) == "avoid"
     assert not oq.regression_better(float("nan"), 0.1) and oq.regression_better(0.2, float("nan"))
 

@@ -48,3 +48,14 @@ def test_link_cells_render_as_anchors():
     t = Table(("claim", "where"), (("A1", Link("§3 <copy>", "copy_task.html#x")),))
     assert '<a href="copy_task.html#x">§3 &lt;copy&gt;</a>' in t._repr_html_()
     assert "§3 <copy>" in repr(t)
+
+
+def test_a_wide_table_transposed_reads_tall():
+    from lib.core.tables import Table
+
+    wide = Table(("task", "a", "b", "verdict"), (("x", 1.0, 2.0, "holds"), ("y", 3.0, 4.0, "fails")), ".1f", "c")
+    tall = wide.transposed("per task")
+    assert tall.headers == ("per task", "x", "y") and tall.caption == "c"
+    assert tall.rows == (("a", 1.0, 3.0), ("b", 2.0, 4.0), ("verdict", "holds", "fails"))
+    with pytest.raises(ValueError, match="one float format"):
+        Table(("t", "a"), (("x", 1.0),), (".1f", ".2f")).transposed()

@@ -28,6 +28,31 @@ class Link:
         return self.text
 
 
+@dataclass(frozen=True)
+class Badge:
+    """A table cell shown as a badge: ``text`` in white on ``colour`` (a CSS colour dark enough for white text)."""
+
+    text: str
+    colour: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Details:
+    """A table cell that shows ``text`` and, on demand (a click), ``detail`` below it, with a link to ``href``
+    (written ``link``) after it when given."""
+
+    text: str
+    detail: str
+    href: str = ""
+    link: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+
 _NUMERIC = re.compile(r"^[\s+\-−–—]*[\d.]")
 _DASH = "—"
 
@@ -57,7 +82,7 @@ class Table:
         fmt = self.floatfmt if isinstance(self.floatfmt, str) else self.floatfmt[column]
         if value is None:
             return _DASH
-        if isinstance(value, Link):
+        if isinstance(value, Link | Badge | Details):
             return value.text
         if isinstance(value, bool):
             return "yes" if value else "no"
@@ -99,6 +124,17 @@ class Table:
             inner = html.escape(text)
             if isinstance(value, Link):
                 inner = f'<a href="{html.escape(value.href, quote=True)}">{inner}</a>'
+            elif isinstance(value, Badge):
+                look = (f"background: {value.colour}; color: #fff; border-radius: 0.3em; padding: 0.05em 0.4em; "
+                        "white-space: nowrap")  # fmt: skip
+                inner = f'<span class="book-badge" style="{html.escape(look, quote=True)}">{inner}</span>'
+            elif isinstance(value, Details):
+                more = html.escape(value.detail)
+                if value.href:
+                    more += (
+                        f' <a href="{html.escape(value.href, quote=True)}">{html.escape(value.link or value.href)}</a>'
+                    )
+                inner = f"<details><summary>{inner}</summary>{more}</details>"
             return f"<{tag}{style}>{inner}</{tag}>"
 
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
@@ -108,6 +144,15 @@ class Table:
             for r, row in zip(self.cells(), self.rows, strict=True)
         )
         return f'<table class="table book-table">{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+    def transposed(self, corner: str = "") -> Table:
+        """The same table with rows and columns swapped (a wide table of few rows reads better tall): the first
+        column's cells become the headers, under ``corner``; one float format only."""
+        if not isinstance(self.floatfmt, str):
+            raise ValueError("transposed() needs one float format for every column")
+        heads = (corner, *(str(r[0]) for r in self.rows))
+        rows = tuple((h, *(r[j] for r in self.rows)) for j, h in enumerate(self.headers) if j > 0)
+        return Table(heads, rows, self.floatfmt, self.caption)
 
     def records(self) -> list[dict[str, Any]]:
         """Rows as dicts keyed by header."""

@@ -186,6 +186,10 @@ def safe_values(rows, study: LensStudy) -> tuple[dict[str, Any], Table, Table, d
     null = predictors["null"]
     values["null_mean_safe"] = float(null[safe].mean()) if safe.any() else math.nan
     values["null_mean_unsafe"] = float(null[~safe].mean()) if (~safe).any() else math.nan
+    larger = values["null_mean_unsafe"] > values["null_mean_safe"]  # False where either kind is missing (NaN)
+    values["null_fraction_order"] = (
+        "larger for the unsafe ablations" if larger else "not larger for the unsafe ablations"
+    )
     rows_tau = []
     for i, tau in enumerate(study.taus):
         a = scores.auc(_col(rows, f"null_{tau:g}"), safe)
@@ -208,8 +212,13 @@ def roc_curves(predictors: dict[str, np.ndarray], study: LensStudy) -> dict[str,
     return {label: scores.roc_curve(predictors[k], predictors["safe"]) for k, label in names.items()}
 
 
-def attribution_values(lenses: dict[str, list[SolutionLens]]) -> tuple[dict[str, Any], Table]:
-    """Item 4: S_i against |T_ij| (rank correlation) and the mean S_i per block, per task (mean over solutions)."""
+def attribution_values(lenses: dict[str, list[SolutionLens]], study: LensStudy) -> tuple[dict[str, Any], Table]:
+    """Item 4: S_i against |T_ij| (rank correlation) and the mean S_i per block, per task (mean over solutions).
+
+    Two verdicts on them: ``sens_follows_T`` says whether S_i follows |T_ij| closely (Spearman ρ ≥ the study's
+    ``rank_threshold``, the chapter's bar for a strong monotone relation) in some task; ``top_block_varies`` whether
+    the block with the largest relative share of the most sensitive tenth differs between tasks (``n_top_blocks``).
+    """
     values, rows = {}, []
     for task, sols in lenses.items():
         rho = [scores.spearman(L.sens.ravel(), L.abs_T.ravel()) for L in sols]
@@ -223,6 +232,16 @@ def attribution_values(lenses: dict[str, list[SolutionLens]]) -> tuple[dict[str,
             values[f"sens_{b}_{task}"] = per_block[b]
             values[f"top_share_{b}_{task}"] = share_top[b]
         rows.append((task, float(np.nanmean(rho)), *per_block.values(), *share_top.values()))
+    close = [t for t in lenses if values[f"rho_sens_T_{t}"] >= study.rank_threshold]
+    bar = f"the ranking threshold {study.rank_threshold:g}"
+    if close:
+        values["sens_follows_T"] = (
+            f"follows the size of the coupling closely in {len(close)} of {len(lenses)} tasks (ρ ≥ {bar})"
+        )
+    else:
+        values["sens_follows_T"] = f"follows the size of the coupling only loosely (ρ below {bar} in every task)"
+    values["n_top_blocks"] = len({values[f"top_block_{t}"] for t in lenses})
+    values["top_block_varies"] = "differs between tasks" if values["n_top_blocks"] > 1 else "is the same in every task"
     headers = ("task", "ρ(S, |T|)", "mean S in T_RR", "in T_C→R", "in T_CC", "top-decile share T_RR", "T_C→R", "T_CC")
     return values, Table(headers, tuple(rows), ".3g", "Where the function's sensitivity sits in the Schur form")
 

@@ -16,6 +16,8 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from lib.core import params
+from lib.core.lines import line
+from lib.core.verdicts import decide_share
 from lib.paper_a import conditioning as cd
 from lib.paper_a import perturbation as pt
 from lib.paper_a import schur
@@ -88,13 +90,16 @@ def confound_verdict(regression: bool, control: bool, avoid: str) -> str:
 
 
 def distance_verdict(n_keep: int, n_alter: int) -> str:
-    """§5's raw-distance claim: "holds" if both kinds of counterexample occur, "holds in part" if one, else not."""
-    return "holds" if n_keep > 0 and n_alter > 0 else "holds in part" if n_keep + n_alter > 0 else "does not hold"
+    """§5's raw-distance claim, two existence statements: "holds" if both kinds of counterexample occur, "holds in
+    part" if one does, "is not shown" if neither (no finite sample shows that none exists)."""
+    return "holds" if n_keep > 0 and n_alter > 0 else "holds in part" if n_keep + n_alter > 0 else "is not shown"
 
 
-def basis_verdict(fraction_eig_worse: float) -> str:
-    """§2.8: "holds" if the eigenbasis moves more than the R-subspace in more than half of the solutions."""
-    return "holds" if fraction_eig_worse > 0.5 else "does not hold"
+def basis_verdict(k: int, n: int) -> str:
+    """§2.8 over ``n`` solutions, ``k`` of whose eigenbasis moves more than their R-subspace: the scorecard's protocol
+    against "a majority" (lib.core.lines): "holds", "does not hold" or "undecided at n = …"."""
+    decided = decide_share(k, n, line("majority"))
+    return "holds" if decided else "does not hold" if decided is False else f"undecided at n = {n}"
 
 
 # ------------------------------------------------------------------------------------------------- summaries
@@ -132,6 +137,16 @@ def confound_summary(records: Sequence[AblationRecord], tolerance: float, mass_t
     return out
 
 
+def counterexamples(records: Sequence[AblationRecord], tolerance: float) -> tuple[list[bool], list[bool]]:
+    """Per ablation that removes something: (harmless while its same-size isotropic random perturbations typically
+    damage, damaging while they are typically harmless), "typically" by their median."""
+    recs = [r for r in records if r.mass > 0]
+    iso = [float(np.median(r.draws["isotropic"])) for r in recs]
+    keeps = [bool(r.dfvu_eval <= tolerance and m > tolerance) for r, m in zip(recs, iso, strict=True)]
+    alters = [bool(r.dfvu_eval > tolerance and m <= tolerance) for r, m in zip(recs, iso, strict=True)]
+    return keeps, alters
+
+
 def distance_summary(records: Sequence[AblationRecord], tolerance: float) -> dict:
     """Per kind: the median fraction of same-norm random draws doing more damage; the two counterexample counts."""
     recs = [r for r in records if r.mass > 0]
@@ -142,9 +157,8 @@ def distance_summary(records: Sequence[AblationRecord], tolerance: float) -> dic
     out["median_percentile_isotropic"] = float(
         np.median([pt.percentile_of(r.dfvu_eval, r.draws["isotropic"]) for r in recs])
     )
-    iso = [float(np.median(r.draws["isotropic"])) for r in recs]
-    out["n_keep"] = int(sum(r.dfvu_eval <= tolerance and m > tolerance for r, m in zip(recs, iso, strict=True)))
-    out["n_alter"] = int(sum(r.dfvu_eval > tolerance and m <= tolerance for r, m in zip(recs, iso, strict=True)))
+    keeps, alters = counterexamples(records, tolerance)
+    out["n_keep"], out["n_alter"] = int(sum(keeps)), int(sum(alters))
     out["verdict"] = distance_verdict(out["n_keep"], out["n_alter"])
     return out
 
@@ -183,7 +197,8 @@ def basis_summary(Ws: Sequence[np.ndarray], alpha: float, scales, draws: int, se
     kappa = np.array([cd.eigenvector_condition(W) for W in Ws])
     dep = np.array([cd.henrici_departure(W, relative=True) for W in Ws])
     stab = [cd.stability(W, alpha, scales, draws, np.random.default_rng([seed, 28, i])) for i, W in enumerate(Ws)]
-    worse = float(np.mean([bool(np.all(s.eig_over_r() > 1.0)) for s in stab]))
+    flags = [bool(np.all(s.eig_over_r() > 1.0)) for s in stab]
+    worse = float(np.mean(flags))
     values = {
         "median_kappa": float(np.median(kappa)),
         "min_kappa": float(kappa.min()),
@@ -193,7 +208,7 @@ def basis_summary(Ws: Sequence[np.ndarray], alpha: float, scales, draws: int, se
         "eig_gain": float(np.median([np.median(s.eig_sine[0]) / s.scales[0] for s in stab])),
         "frac_nR_moves": float(np.mean([s.n_R_changed[-1].mean() for s in stab])),
         "frac_eig_worse": worse,
-        "verdict": basis_verdict(worse),
+        "verdict": basis_verdict(sum(flags), len(flags)),
         **cd.spectrum_similarity([schur.ordered_real_schur(W) for W in Ws], alpha),
     }
     return values, kappa, dep

@@ -11,6 +11,7 @@ import torch
 from torch import Tensor
 
 from lib.core.claims import Claim
+from lib.core.lines import line
 from lib.paper_b import lifting
 from lib.paper_b import sensitivity as sens
 
@@ -102,15 +103,17 @@ def criterion_claims(values: dict, link) -> list[Claim]:
         Claim("B_c1_sensitivity", "B", "§1, App. A.5", "contribution 1: the per-parameter functional "
               "sensitivities are the columns of the parameter Jacobian", None, fd,
               "J agrees with central finite differences to their accuracy (relative error below 1e-7)",
-              holds=bool(fd < 1e-7), link=link("The Jacobian and the sensitivities")),
+              holds=bool(fd < line("finite_difference")), group="identity",
+              link=link("The Jacobian and the sensitivities")),
         Claim("B_c2_lift_identity", "B", "App. A.3, eq. 19", "contribution 2: the least-squares lift reaches the "
               "minimum lifting error ‖(I−P)η‖²", None, gap,
               "relative gap below 1e-10 and no perturbed coefficient vector does better",
-              holds=bool(gap < 1e-10 and values["eq19_perturbed_ok"]),
+              holds=bool(gap < line("round_off") and values["eq19_perturbed_ok"]), group="identity",
               link=link("The least-squares identity (eq. 19)")),
         Claim("B_c2_gauge", "B", "App. A.5, eq. 24", "the gauge changes only the split across parameters: "
               "projection, residual and rank are gauge-independent", None, proj,
               "projection and residual agree to 1e-10, equal ranks, coefficients differ by > 10 %",
-              holds=bool(proj < 1e-10 and resid < 1e-10 and values["gauge_rank_equal"] and coef > 0.1),
+              holds=bool(proj < line("round_off") and resid < line("round_off") and values["gauge_rank_equal"]
+                         and coef > 0.1), group="identity",
               link=link("The gauge changes only the split across parameters")),
     ]  # fmt: skip

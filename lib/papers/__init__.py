@@ -4,8 +4,9 @@
 * :mod:`lib.papers.symmetry_lifting`: paper B, Muriithi, Thapar & Berndt (2026), *Parameter-Level Attribution of
   Symmetry in Trained Networks*, with the numbers of its authors' notes (``../shared/papers``, §8.8).
 
-Each module also holds ``EXPECTED``: the verdict the book expects for each claim (``lib.core.claims``), with a one-line
-reason wherever it is not "reproduced". The results tests compare the executed book's verdicts with it.
+Neither module records a verdict: each is computed by its chapter (``lib.core.claims``) and the results tests compare
+it with the published reference (``published/claims.json``), which changes only with a commit that says why
+(``published/changes.json``, shown on the page *Changes to the verdicts*).
 """
 
 from __future__ import annotations
@@ -43,10 +44,3 @@ class Quote:
 
     def __str__(self) -> str:
         return self.text if self.sem_text is None else f"{self.text} ± {self.sem_text}"
-
-
-def expected_verdict(expected: dict[str, tuple[str, str]], claim_id: str) -> str:
-    """The verdict category recorded for ``claim_id`` (KeyError naming the known ids otherwise)."""
-    if claim_id not in expected:
-        raise KeyError(f"no expected verdict for claim {claim_id!r}; known: {sorted(expected)}")
-    return expected[claim_id][0]

@@ -1,4 +1,4 @@
-"""Beyond the papers: the hypotheses the chapter ``two_lenses`` tests, stated before it ran, and their verdicts.
+"""Beyond the papers: the hypotheses the chapter ``two_lenses`` tests, and their verdicts.
 
 Neither paper states these, so they are not paper claims (``lib.core.claims`` and the scorecard hold A's and B's);
 each is decided by a computed verdict ("holds" or "fails") that the chapter glues as ``verdict_<id>``, and
@@ -8,7 +8,7 @@ each is decided by a computed verdict ("holds" or "fails") that the chapter glue
 from __future__ import annotations
 
 #: L2: the Gauss–Newton prediction "ranks the ablations" when its Spearman ρ with the real ΔFVU reaches this in
-#: every task (a strong monotone relation by the usual reading of ρ; fixed before the chapter first ran).
+#: every task (the book's choice: a strong monotone relation by the usual reading of ρ).
 RANK_THRESHOLD = 0.8
 
 HYPOTHESES: dict[str, str] = {
@@ -33,8 +33,9 @@ EXPECTED: dict[str, tuple[str, str]] = {
     ),
     "L3_null_predicts_safe": (
         "fails",
-        "the near-null fraction is larger for unsafe ablations (AUC below one half): σ₁ is set by the most sensitive "
-        "couplings, and whole blocks of weaker ones fall below τσ₁ yet do damage when removed at once",
+        "the near-null fraction is larger for unsafe ablations (AUC below one half); an untested reading: σ₁ is set "
+        "by the most sensitive couplings, and whole blocks of weaker ones fall below τσ₁ yet do damage when removed "
+        "at once",
     ),
     "L5_flow_sheds_more": ("holds", ""),
 }

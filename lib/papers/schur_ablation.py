@@ -1,12 +1,11 @@
 """Paper A, Dräger (2026), *Task-Restricted Symmetries in Recurrent Weight Space* (arXiv 2606.18457), as data.
 
-Every number the book quotes from it, as printed (:class:`lib.papers.Quote`), with its section; every setting it
-states; and ``EXPECTED``, the verdict the book expects for each of its claims (see ``lib.core.claims``).
+Every number the book quotes from it, as printed (:class:`lib.papers.Quote`), with its section, and every setting it
+states. The verdicts are computed (``lib.core.claims``) and checked against the published reference (``published/``).
 """
 
 from __future__ import annotations
 
-from lib.core.claims import VERDICTS
 from lib.papers import Quote
 
 PAPER = "A"
@@ -101,62 +100,3 @@ TASK_ORDERINGS = {
 }
 #: §4: blocks the paper calls (nearly) harmless per task, in words.
 TASK_NEGLIGIBLE = {"flipflop": ("RR", "almost no raw effect"), "sine": ("RR", "little effect at this width")}
-
-# ------------------------------------------------------------------------------------------------- expected verdicts
-_R, _K, _F, _N, _T = VERDICTS  # the categories of lib.core.claims, in its order
-#: claim id → (verdict category the book expects, one-line reason where it is not "reproduced").
-EXPECTED: dict[str, tuple[str, str]] = {
-    "A3_fig1_full": (_R, ""),
-    "A3_fig1_minus_CC": (_R, ""),
-    "A3_fig1_minus_RR": (_K, "the −T_RR class exists in every solution but its level is solution-specific"),
-    "A3_fig1_minus_RR_CC": (_K, "as −T_RR: the level belongs to one trained solution"),
-    "A3_fig1_minus_CR": (_K, "−T_C→R leaves the full class, at a level of its own per solution"),
-    "A3_fig1_minus_CR_CC": (_K, "as −T_C→R"),
-    "A3_fig1_minus_RR_CR": (_K, "as −T_C→R"),
-    "A3_fig1_minus_all": (_K, "as −T_C→R"),
-    "A3_CC_stabilizer": (_R, ""),
-    "A26_eps_stabilizer": (_R, ""),
-    "A3_classes": (_K, "four ordered plateaus, at other levels"),
-    "A3_table1_nR_orth": (_R, ""),
-    "A3_table1_minus_CR_orth": (_K, "constant over α and far below the full class, at another level"),
-    "A3_table1_nR_cayley": (_K, "n_R is the same at the three thresholds (a spectral gap), but 64, not 68"),
-    # held-out accuracy sits at the stop rule's 0.995, so whether it rounds to 1.00 depends on the float rounding of
-    # training: "in kind" under the AMD machines' native arithmetic, reproduced under the pinned one (issue 31)
-    "A3_cayley_harmless": (_R, ""),
-    "A4_flipflop_fvu_full": (_K, "solved to the paper's order of magnitude, not its value"),
-    "A4_sine_fvu_full": (
-        _K,
-        "a solution that learns the task poorly lifts the mean; which seed, and by how much, changes with the float "
-        "rounding of training (not reproduced under the AMD machines' native arithmetic; issues 19, 31)",
-    ),
-    "A4_context_fvu_full": (_K, "solved to the paper's order of magnitude, not its value"),
-    "A4_flipflop_dfvu_CR": (_N, "our −T_C→R damage is over four times the paper's (task details the paper omits)"),
-    "A4_flipflop_dfvu_CC": (_R, ""),
-    "A4_sine_dfvu_CC": (_R, ""),  # within 2 SEM here; "in kind" under other float rounding of training (issue 19)
-    "A4_sine_dfvu_CR": (_R, ""),
-    "A4_sine_sens_CR": (_R, ""),
-    "A4_sine_sens_CC": (_R, ""),  # within 2 SEM here; "in kind" under other float rounding of training (issue 19)
-    "A4_context_dfvu_CC": (_R, ""),
-    "A4_context_dfvu_CR": (_N, "our −T_C→R damage is over six times the paper's (task details the paper omits)"),
-    "A4_flipflop_CR_largest": (_R, ""),
-    "A4_flipflop_RR_negligible": (_R, ""),
-    "A4_sine_CC_gt_CR": (
-        _F,
-        "the ordering holds in most solutions, not all, and in which ones changes with the float rounding of training "
-        "(all ten under the AMD machines' native arithmetic; issue 31); Many solutions measures its rate",
-    ),
-    "A4_sine_sens_CR_gt_CC": (_F, "the per-mass ordering holds for a minority of our solutions"),
-    "A4_sine_RR_little": (_N, "T_RR is empty in some solutions (no longer counted as safe) and harmful in the rest"),
-    "A4_context_CC_gt_CR": (_F, "the ordering holds for a minority of our solutions"),
-    "A4_no_uniformly_safe": (_R, ""),
-    "A5_raw_distance": (
-        _N,
-        "no damaging ablation whose same-size random perturbations are typically harmless; one "
-        "appears under other float rounding of training (issue 19)",
-    ),
-    "A28_basis": (
-        _F,
-        "holds in about three quarters of the solutions, next to the 80 % line, and crosses it with the "
-        "float rounding of training (issue 19)",
-    ),
-}

@@ -1,14 +1,36 @@
-"""What the chapter "Ordered real Schur coordinates" promises, read from the executed book's glued numbers."""
+"""What the chapter "Ordered real Schur coordinates" promises, read from the executed book's glued numbers.
+
+The split is checked against the chapter's two matrices rebuilt from its settings, their eigenvalues counted by
+``numpy.linalg.eigvals`` (the chapter splits its ordered real Schur form).
+"""
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.results
 
 CH = "schur_coordinates::"
+
+
+@lru_cache(maxsize=1)
+def matrices() -> dict[str, np.ndarray]:
+    """The chapter's nonnormal and normal example matrices, rebuilt from the parameters it runs with."""
+    import bookrun
+    from lib.paper_a.chapters.schur_coordinates import SchurExample
+
+    example = SchurExample(**bookrun.chapter_settings("schur_coordinates"))
+    return {"nonnormal": example.nonnormal_matrix(), "normal": example.normal_matrix()}
+
+
+def n_R(W: np.ndarray, alpha: float) -> int:
+    """Eigenvalues (with multiplicity) with |λ| ≥ α·ρ(W)."""
+    moduli = np.abs(np.linalg.eigvals(W))
+    return int(np.sum(moduli >= alpha * moduli.max() * (1 - 1e-12)))
 
 
 def test_decomposition_accuracy(results):
@@ -35,11 +57,16 @@ def test_nonnormal_matrix_is_nonnormal(results):
 
 
 def test_split(results):
-    n = results[CH + "n"]
-    n_R, n_C = results[CH + "n_R_nonnormal"], results[CH + "n_C_nonnormal"]
-    assert n_R + n_C == n and 0 < n_R < n
-    assert results[CH + "threshold_nonnormal"] == pytest.approx(results[CH + "alpha"] * results[CH + "rho_nonnormal"])
-    assert results[CH + "min_gap_nonnormal"] > 1e-12  # no block sits on the threshold up to rounding
+    W, alpha = matrices()["nonnormal"], results[CH + "alpha"]
+    assert W.shape == (results[CH + "n"],) * 2
+    moduli = np.abs(np.linalg.eigvals(W))
+    rho = moduli.max()
+    assert results[CH + "rho_nonnormal"] == pytest.approx(rho, rel=1e-12)
+    assert results[CH + "threshold_nonnormal"] == pytest.approx(alpha * rho, rel=1e-12)
+    assert (results[CH + "n_R_nonnormal"], results[CH + "n_C_nonnormal"]) == (n_R(W, alpha), len(W) - n_R(W, alpha))
+    # the nearest block to the threshold, | |λ|/ρ − α |; no block sits on it up to rounding
+    assert results[CH + "min_gap_nonnormal"] == pytest.approx(np.min(np.abs(moduli / rho - alpha)), rel=1e-9)
+    assert results[CH + "min_gap_nonnormal"] > 1e-12
     # the three coupling blocks partition N
     parts = sum(results[f"{CH}mass_{b}_nonnormal"] ** 2 for b in ("RR", "CR", "CC"))
     assert math.sqrt(parts) == pytest.approx(results[CH + "coupling_mass_nonnormal"], rel=1e-12)
@@ -63,12 +90,16 @@ def test_basis_independence(results):
 
 
 def test_split_against_alpha(results):
-    n = results[CH + "n"]
-    steps = [results[f"{CH}n_R_at_{a}"] for a in (50, 85, 90, 95, 100)]
-    assert steps == sorted(steps, reverse=True)
-    assert steps[2] == results[CH + "n_R_nonnormal"] or results[CH + "alpha"] != 0.9
-    assert 1 <= steps[-1] <= 2 and steps[0] <= n
-    assert results[CH + "n_R_steps"] >= 2
+    from lib.paper_a.chapters.schur_coordinates import ALPHA_GRID
+
+    W, W_normal = matrices()["nonnormal"], matrices()["normal"]
+    for a in (50, 85, 90, 95, 100):
+        assert results[f"{CH}n_R_at_{a}"] == n_R(W, a / 100), a
+    assert results[CH + "n_R_steps"] == len({n_R(W, a) for a in ALPHA_GRID})
+    assert results[CH + "n_R_normal"] == n_R(W_normal, results[CH + "alpha"])
+    for a in (85, 95):
+        assert results[f"{CH}n_R_normal_at_{a}"] == n_R(W_normal, a / 100), a
+    assert results[CH + "rho_normal"] == pytest.approx(np.abs(np.linalg.eigvals(W_normal)).max(), rel=1e-12)
 
 
 def test_scipy_partition_agrees(results):

@@ -6,6 +6,7 @@ subset of couplings. The settings, solutions and replay score are in :mod:`lib.p
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -202,6 +203,49 @@ def chapter_claims(
         study.negligible_mass,
         {key: f"copy_task.html#{claims.section_anchor(title)}" for key, title in SECTIONS.items()},
     )
+
+
+def copy_second_set(study: CopyStudy, score: Callable) -> dict[str, str]:
+    """The chapter's claims computed on the second set of solutions (``study.second_configs``: seeds disjoint from
+    the chapter's, both constructions at n_hidden; its first dense orthogonal and Cayley solutions stand for the
+    representatives), as the glue ``claims.SECOND_SET_GLUE``: {claim id: record} in JSON, for the scorecard."""
+    if not study.second_configs:
+        return {claims.SECOND_SET_GLUE: "{}"}
+    configs = study.second_configs
+    solutions = dict(zip(configs, train.load_or_train_many(configs.values()), strict=True))
+    profiles = {name: ablation.ablation_profile(r.weights, score, alpha=study.alpha) for name, r in solutions.items()}
+    first = {c: study.group(list(solutions), c)[0] for c in ("dense_orthogonal", "cayley")}
+    reps = {
+        "dense orthogonal": solutions[first["dense_orthogonal"]].weights,
+        "Cayley": solutions[first["cayley"]].weights,
+    }
+    scans = threshold_scans(reps, score, study.alphas)
+    found = chapter_claims(study, solutions, profiles, profiles[first["dense_orthogonal"]], scans)
+    records = {c.id: c.record() for c in found}
+    return {claims.SECOND_SET_GLUE: json.dumps(records, ensure_ascii=False, sort_keys=True)}
+
+
+#: The summary's glue name → the claim whose per-solution results it counts.
+SUMMARY = {
+    "cc_keeps_replay_in": "A3_CC_stabilizer",
+    "cc_invariance_in": "A26_eps_stabilizer",
+    "rr_leaves_class_in": "A3_fig1_minus_RR",
+    "cr_leaves_class_in": "A3_fig1_minus_CR",
+    "cayley_untouched_in": "A3_cayley_harmless",
+}
+
+
+def in_how_many(k: int, n: int) -> str:
+    """ "all n", "none of the n" or "k of n": the solutions for which a statement holds, as the prose says it."""
+    if not 0 <= k <= n or n < 1:
+        raise ValueError(f"k={k}, n={n}: need n ≥ 1 and 0 ≤ k ≤ n")
+    return f"all {n}" if k == n else f"none of the {n}" if k == 0 else f"{k} of {n}"
+
+
+def summary_values(copy_claims: list[Claim]) -> dict[str, str]:
+    """For the closing summary: in how many solutions each of its claims holds (:data:`SUMMARY`)."""
+    per_solution = {c.id: c.per_solution for c in copy_claims}
+    return {name: in_how_many(sum(per_solution[cid]), len(per_solution[cid])) for name, cid in SUMMARY.items()}
 
 
 def copy_claims_table(copy_claims: list[Claim]) -> Table:

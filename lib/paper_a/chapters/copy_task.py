@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from lib.core import params
+from lib.core.claims import SECOND_SET_START
 from lib.core.tables import Table
 from lib.paper_a import metrics, rnn, schur, train
 from lib.paper_a.tasks import get_task
@@ -55,7 +56,7 @@ class CopyStudy:
     """
 
     n_hidden: int = 72
-    seeds: int = 3
+    seeds: int = 5
     representative_seed: int = 0
     other_constructions: Sequence[str] = ("dense_default", "dense_normal")
     other_widths: Sequence[int] = (56, 64)
@@ -73,7 +74,9 @@ class CopyStudy:
     preserve_tol: float = 0.01
     negligible_mass: float = 0.01
     solved: float = 0.99
+    second_set: int = 5
     configs: dict[str, train.TrainConfig] = field(init=False, repr=False)
+    second_configs: dict[str, train.TrainConfig] = field(init=False, repr=False)
 
     def __post_init__(self):
         seeds = params.integer("seeds", self.seeds, min=1, max=20)
@@ -94,20 +97,28 @@ class CopyStudy:
             "preserve_tol": params.real("preserve_tol", self.preserve_tol, min=0.0),
             "negligible_mass": params.real("negligible_mass", self.negligible_mass, min=0.0),
             "solved": params.real("solved", self.solved, min=0.0, max=1.0),
+            "second_set": params.integer("second_set", self.second_set, min=0, max=20),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "configs", self._configs())  # TrainConfig validates the training settings
+        object.__setattr__(self, "second_configs", self._configs(self.second_seeds, others=False))
 
-    def _configs(self) -> dict[str, train.TrainConfig]:
-        """name → TrainConfig of every solution: both constructions per seed, then the other constructions, widths."""
+    @property
+    def second_seeds(self) -> range:
+        """The second set's seeds: ``second_set`` of them from ``SECOND_SET_START`` (disjoint from ``seeds``' 0..)."""
+        return range(SECOND_SET_START, SECOND_SET_START + self.second_set)
+
+    def _configs(self, seeds: Sequence[int] | None = None, others: bool = True) -> dict[str, train.TrainConfig]:
+        """name → TrainConfig of every solution: both constructions per seed (``seeds``, default 0..seeds−1), then
+        (``others``) the other constructions and widths."""
         solutions = {}
-        for seed in range(self.seeds):
+        for seed in range(self.seeds) if seeds is None else seeds:
             for construction in ("dense_orthogonal", "cayley"):
                 solutions[f"{construction} N_h={self.n_hidden} seed {seed}"] = (construction, self.n_hidden, seed)
-        for construction in self.other_constructions:
+        for construction in self.other_constructions if others else ():
             solutions.setdefault(f"{construction} N_h={self.n_hidden} seed 0", (construction, self.n_hidden, 0))
-        for width in self.other_widths:
+        for width in self.other_widths if others else ():
             solutions.setdefault(f"dense_orthogonal N_h={width} seed 0", ("dense_orthogonal", width, 0))
         overrides = dict(
             lr=self.lr,
@@ -136,6 +147,7 @@ class CopyStudy:
         values["replay_periods"] = self.replay_steps / paper_a.COPY["symbols"]
         settings = ("n_hidden", "seeds", "alpha", "lr", "batch_size", "replay_steps", "stop_accuracy", "stop_every")
         settings += ("max_steps", "eval_lags", "heldout_trials", "preserve_tol", "solved", "negligible_mass")
+        settings += ("second_set",)
         values |= {name: getattr(self, name) for name in settings}
         return plain_values(values)
 

@@ -10,6 +10,7 @@ accumulate, and the ablation profile against width.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from lib.core import devices, engine, params
-from lib.core.claims import ROBUST, wilson
+from lib.core.claims import SECOND_SET_GLUE, SECOND_SET_START
+from lib.core.lines import line
 from lib.core.tables import Table, mean_sem_text
+from lib.core.verdicts import solutions_to_decide, wilson
 from lib.paper_a import schur
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.task_analysis import sweeps
@@ -31,10 +34,12 @@ TASKS = ("flipflop", "sine", "context")
 WIDTHS = (32, 64, 128)
 #: The width of the task chapters (paper A §4).
 MAIN_WIDTH = ta.PAPER_TRAINING["n_hidden"]
-#: The confidence level (percent) of lib.core.claims.wilson's interval.
+#: The confidence level (percent) of lib.core.verdicts.wilson's interval.
 WILSON_LEVEL = 95
 #: The largest sample size searched for "solutions needed" (beyond it: not within reach).
 MAX_NEEDED = 100_000
+#: The scorecard's line for a statement about solutions ("a majority", lib.core.lines.LINES).
+LEVEL = line("majority")
 
 
 def check_widths(widths: Any) -> tuple[int, ...]:
@@ -74,6 +79,7 @@ class SolutionSweep:
     alpha: float = schur.PAPER_ALPHA
     scheduler: str | None = None
     device: str = devices.DEFAULT
+    second_set: int = 10
 
     def __post_init__(self):
         checked = {
@@ -84,6 +90,7 @@ class SolutionSweep:
             "alpha": schur.check_alpha(self.alpha),
             "scheduler": engine.choose(self.scheduler).scheduler,  # also BOOK_WORKERS and $BOOK_SCHEDULER
             "device": str(devices.require("device", self.device)),
+            "second_set": params.integer("second_set", self.second_set, min=0),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
@@ -91,9 +98,17 @@ class SolutionSweep:
             client = engine.connect(self.scheduler)
             client.close()
 
+    @property
+    def second_seeds(self) -> range:
+        """The seeds of the second set (``second_set`` of them from ``SECOND_SET_START``, disjoint from the task
+        chapters' seeds 0–9)."""
+        return range(SECOND_SET_START, SECOND_SET_START + self.second_set)
+
     def configs(self) -> list[TrainConfig]:
-        """Every solution: ``solutions`` seeds per task at the main width, then ``width_solutions`` at each width."""
-        main = [ta.train_config(t, s, device=self.device) for t in self.tasks for s in range(self.solutions)]
+        """Every solution: ``solutions`` seeds per task at the main width, the second set's seeds (those not among
+        them), then ``width_solutions`` at each width."""
+        seeds = [*range(self.solutions), *(s for s in self.second_seeds if s >= self.solutions)]
+        main = [ta.train_config(t, s, device=self.device) for t in self.tasks for s in seeds]
         widths = [
             ta.train_config(t, s, n_hidden=w, device=self.device)
             for t in self.tasks
@@ -110,7 +125,11 @@ class SolutionSweep:
         pick = lambda t, w, n: ta.TaskAnalysis(t, {}, self.alpha, [by_key[t, w, s] for s in range(n)])  # noqa: E731
         main = {t: pick(t, MAIN_WIDTH, self.solutions) for t in self.tasks}
         widths = {t: {w: pick(t, w, self.width_solutions) for w in self.widths} for t in self.tasks}
-        return ManyProfiles(self, main, widths)
+        second = {
+            t: ta.TaskAnalysis(t, {}, self.alpha, [by_key[t, MAIN_WIDTH, s] for s in self.second_seeds])
+            for t in self.tasks
+        }
+        return ManyProfiles(self, main, widths, second if self.second_set else {})
 
     def setup_values(self) -> dict[str, Any]:
         """The settings the prose cites."""
@@ -122,8 +141,12 @@ class SolutionSweep:
             "widths_text": ", ".join(str(w) for w in self.widths),
             "n_widths": len(self.widths),
             "alpha_used": self.alpha,
-            "robust_level": ROBUST,
+            "robust_level": LEVEL,
             "wilson_level": WILSON_LEVEL,
+            "n_second_set": self.second_set,
+            "second_set_seeds": (
+                f"{self.second_seeds.start}–{self.second_seeds.stop - 1}" if self.second_set else "none"
+            ),
         }
 
 
@@ -134,6 +157,7 @@ class ManyProfiles:
     sweep: SolutionSweep
     main: dict[str, ta.TaskAnalysis]
     widths: dict[str, dict[int, ta.TaskAnalysis]]
+    second: dict[str, ta.TaskAnalysis]
 
     def judgements(self, task: str, ordering: str) -> list[bool | None]:
         """Whether ``ordering`` holds for each solution of ``task`` in seed order (None: undefined, an empty block)."""
@@ -153,20 +177,36 @@ def distribution_values(profiles: ManyProfiles) -> dict[str, Any]:
     return values
 
 
-def solutions_needed(frequency: float, level: float = ROBUST, limit: int = MAX_NEEDED) -> int | None:
+def solutions_needed(frequency: float, level: float = LEVEL, limit: int = MAX_NEEDED) -> int | None:
     """The fewest solutions whose 95% Wilson interval, at the observed ``frequency``, lies wholly on one side of
-    ``level`` (so the verdict robust / fragile is decided); None when not within ``limit`` (frequency = level)."""
+    ``level`` (so the verdict holds / fails is decided); None when not within ``limit`` (frequency = level)."""
     frequency = params.real("frequency", frequency, min=0.0, max=1.0)
-    for n in range(1, limit + 1):
-        lo, hi = wilson(frequency * n, n)
-        if lo > level or hi < level:
-            return n
-    return None
+    return solutions_to_decide(frequency, 1, level, limit)
+
+
+def task_second_set(profiles: ManyProfiles) -> dict[str, Any]:
+    """Paper A §4's claims computed on the second set of solutions (seeds disjoint from the task chapters'), as the
+    glue ``SECOND_SET_GLUE``: {claim id: record} in JSON (the scorecard sets them beside the task chapters')."""
+    records = {}
+    for analysis in profiles.second.values():
+        for c in ta.task_claims(analysis, link="many_solutions.html"):
+            records[c.id] = c.record()
+    return {SECOND_SET_GLUE: json.dumps(records, ensure_ascii=False, sort_keys=True)}
+
+
+def second_set_table(profiles: ManyProfiles) -> Table:
+    """Paper A §4's claims on the second set: the claim, ours, the evidence and the verdict."""
+    rows = []
+    for analysis in profiles.second.values():
+        for c in ta.task_claims(analysis, link="many_solutions.html"):
+            rows.append((c.id, c.ours if not isinstance(c.ours, float) else float(c.ours), c.robustness, c.verdict))
+    caption = "Paper A §4's claims on the second set of solutions, by the scorecard's protocol"
+    return Table(("claim", "ours", "evidence", "verdict"), tuple(rows), ".3g", caption=caption)
 
 
 def ordering_values(profiles: ManyProfiles) -> tuple[dict[str, Any], Table]:
     """Every §4 ordering in every task: solutions where it holds (k of n), frequency, Wilson interval, solutions
-    needed to decide robust or fragile at that frequency; the paper's own claims marked."""
+    needed to decide it against the scorecard's line at that frequency; the paper's own claims marked."""
     values, rows, summary = {}, [], []
     for t in profiles.main:
         for name in ta.ORDERINGS:

@@ -80,6 +80,7 @@ def basis_table(
              "eigenvector gain", "n_R moves (largest δW)", "eigenbasis moves more", "§2.8", "n_R min",
              "n_R max", "n_R std", "modulus spectra: mean max diff")  # fmt: skip
     table = Table(heads, tuple(rows), ".3g", caption="Conditioning of the two coordinate systems, per task.")
+    table = table.transposed("per task")
     return values, points, basis_worse, table
 
 
@@ -111,23 +112,43 @@ def stabilizer_tables(
     return values, eps, scan
 
 
-def open_claims(n_keep_all: int, n_alter_all: int, basis_worse: dict[str, tuple[int, int]]) -> list[Claim]:
-    """The §5 statement on raw parameter distance and the §2.8 argument for Schur coordinates, as measured here."""
+def open_claims(records: Records, tolerance: float, basis_worse: dict[str, tuple[int, int]]) -> list[Claim]:
+    """The §5 statement on raw parameter distance (two existence statements, one per kind of counterexample, over
+    every ablation of every task) and the §2.8 argument for Schur coordinates, as measured here."""
     basis_k, basis_n = (sum(kn[i] for kn in basis_worse.values()) for i in (0, 1))
+    keeps, alters = ([], [])
+    for t in TASKS:
+        k, a = oq.counterexamples(records[t], tolerance)
+        keeps += k
+        alters += a
+    link = "paper_a_open.html#" + claims.section_anchor("Raw distance against function")
     return [
         Claim(
-            "A5_raw_distance",
+            "A5_distance_keeps",
             "A",
             "§5",
-            "raw parameter distance misses both large structured changes that keep the function "
-            "and small directed changes that alter it",
+            "raw parameter distance misses large structured changes that keep the function",
             None,
-            f"{n_keep_all} kept, {n_alter_all} altered",
-            "some harmless ablation whose same-size random perturbations typically damage, and some "
-            "damaging ablation whose same-size random perturbations are typically harmless",
-            holds=bool(n_keep_all > 0 and n_alter_all > 0),
-            link="paper_a_open.html#" + claims.section_anchor("Raw distance against function"),
+            f"{sum(keeps)} of {len(keeps)} ablations",
+            "some harmless ablation whose same-size "
+            "random perturbations typically damage (an existence statement: one example decides it)",
+            per_solution=tuple(keeps),
+            line="some",
+            link=link,
         ),
+        Claim(
+            "A5_distance_alters",
+            "A",
+            "§5",
+            "raw parameter distance misses small directed changes that alter the function",
+            None,
+            f"{sum(alters)} of {len(alters)} ablations",
+            "some damaging ablation whose same-size "
+            "random perturbations are typically harmless (an existence statement: one example decides it)",
+            per_solution=tuple(alters),
+            line="some",
+            link=link,
+        ),  # fmt: skip
         Claim(
             "A28_basis",
             "A",
@@ -136,9 +157,9 @@ def open_claims(n_keep_all: int, n_alter_all: int, basis_worse: dict[str, tuple[
             None,
             basis_k / basis_n,
             "the eigenvector basis moves more than the R-subspace at every perturbation size "
-            "(per solution, all four tasks)",
-            holds=bool(basis_k > basis_n / 2),
+            "(per solution, all four tasks), for a majority of the solutions",
             per_solution=(True,) * basis_k + (False,) * (basis_n - basis_k),
+            line="majority",
             link="paper_a_open.html#" + claims.section_anchor("Eigencoordinates against Schur coordinates"),
         ),
     ]

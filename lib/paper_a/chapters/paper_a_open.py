@@ -179,5 +179,5 @@ def confound_table(records: dict[str, list], tolerance: float, mass_threshold: f
         tuple((t, *[summaries[t][c] for c in cols]) for t in TASKS),
         ".2f",
         caption="The confound per task: rank correlations, adjusted R², the inside/outside control.",
-    )
+    ).transposed("per task")
     return values, table

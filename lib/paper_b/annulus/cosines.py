@@ -89,6 +89,14 @@ def direction_cosines(runs: FlowSet) -> dict:
     return out
 
 
+def parameter_angle(values: dict) -> dict[str, str]:
+    """Whether c* and b* are further from a right angle in parameter space than the moves they realise, at t = 0 in
+    every condition (|cos(c*, b*)| > |cos(J c*, J b*)|), from :func:`direction_cosines`'s values."""
+    further = all(abs(values[f"cos_param_start_{c}"]) > abs(values[f"cos_function_start_{c}"]) for c in CONDITIONS)
+    word = "further" if further else "not further"
+    return {"param_angle_text": f"{word} from a right angle than the moves they realise, in every condition"}
+
+
 def direction_cosines_table(values: dict) -> Table:
     """Per condition, at t = 0 and at the end of each resolved flow: cos(c*, b*), cos(J c*, J b*), the targets'
     cos(X f, −δ) and the bound eq. 22 and the residuals allow."""

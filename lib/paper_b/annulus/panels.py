@@ -77,7 +77,8 @@ def deviation_errors(problem: AnnulusProblem, runs: FlowSet, theta0: Tensor, con
 
 def gauge_attribution(problem: AnnulusProblem, theta: Tensor) -> dict:
     """c* at θ in both gauges against the column norms: coefficients, column norms, the share of ‖c‖² per layer
-    block, the log–log slope of |c_i| against ‖J_{:,i}‖, and the glue values (notes §8.9)."""
+    block, the log–log slope of |c_i| against ‖J_{:,i}‖, and the glue values (notes §8.9), among them
+    ``gauge_attribution_text``: whether the two slopes differ in sign."""
     ev = problem.evaluate(theta)
     coefs = {g: problem.lift(theta, "c", gauge=g).coef.numpy() for g in ("sensitivity", "minnorm")}
     col_norms = ev.jac.col_norms().numpy()
@@ -91,6 +92,14 @@ def gauge_attribution(problem: AnnulusProblem, theta: Tensor) -> dict:
         g: float(np.polyfit(np.log(col_norms[live]), np.log(np.abs(c[live]) + 1e-300), 1)[0]) for g, c in coefs.items()
     }
     glue = {"attr_slope_gauged": slope["sensitivity"], "attr_slope_minnorm": slope["minnorm"]}
+    opposite = slope["sensitivity"] * slope["minnorm"] < 0
+    glue["gauge_attribution_text"] = (
+        "the slopes have opposite signs: one gauge tends to load the weakly sensitive parameters, the other the "
+        'strongly sensitive ones, so which parameters "carry" the rotation depends on the gauge, not on the network '
+        "alone"
+        if opposite
+        else "the slopes have the same sign, so they alone do not show the attribution to depend on the gauge"
+    )
     glue["coef_norm_gauged_full_trained"] = float(np.linalg.norm(coefs["sensitivity"]))
     glue["coef_norm_minnorm_full_trained"] = float(np.linalg.norm(coefs["minnorm"]))
     return {"coefs": coefs, "col_norms": col_norms, "blocks": [n for n, _ in blocks], "shares": shares, "glue": glue}

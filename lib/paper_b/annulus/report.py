@@ -113,10 +113,13 @@ def flow_values(problem: AnnulusProblem, runs: FlowSet) -> dict:
 
 
 def claim_values(values: dict, flow_claims: list) -> dict:
-    """What the prose cites beside the claims: the largest resolved c* departure, the paper's tolerances in per cent,
-    and whether each fixed flow raises or lowers the defect."""
+    """What the prose cites beside the claims: the largest resolved c* departure, ours and the paper's own (its
+    table's |end/start − 1| over the conditions), the paper's tolerances in per cent, and whether each fixed flow
+    raises or lowers the defect."""
     by_id = {c.id: c for c in flow_claims}
     out = {"resolved_c_max_dev": float(by_id["B88_resolved_c_2pct"].ours)}
+    paper_rows = [paper_b.ANNULUS_TABLE[("c", c)] for c in CONDITIONS]
+    out["paper_resolved_c_max_dev"] = max(abs(r["end"].value / r["start"].value - 1) for r in paper_rows)
     out["paper_tol_c_pct"] = 100 * paper_b.RESOLVED_C_TOLERANCE.value
     out["paper_tol_b_pct"] = 100 * paper_b.RESOLVED_B_TOLERANCE.value
     for c in CONDITIONS:
@@ -169,6 +172,29 @@ def claims_table(flow_claims: list) -> Table:
         tuple((c.statement, _shown(c.paper_value), _shown(c.ours), c.verdict) for c in flow_claims),
         caption="The notes' §8.8 table and its summary as claims: the paper's values, ours, verdict",
     )
+
+
+#: The distinct starting points of the flows (both initial conditions share one network and its flows).
+DISTINCT = ("wedge_init", "wedge_trained", "full_trained")
+
+
+def gauge_departures(values: dict) -> dict:
+    """Does the longer of the two fixed lines (gauged or min-norm) end further from the exact flow's defect?
+
+    Per distinct start and direction, the departure of a fixed flow is |log(‖δ‖ end / the exact flow's ‖δ‖ at t = 1)|;
+    ``n_longer_departs_more`` counts the flows where the longer starting direction departs more, of
+    ``n_gauge_pairs``."""
+    more = []
+    for c in DISTINCT:
+        for kind in KINDS:
+            pred = values[f"defect_pred_{kind}_{c}"]
+            off = {
+                tag: abs(math.log(values[f"defect_end_{kind}_{tag}_{c}"] / pred)) for tag in ("fixed", "fixed_minnorm")
+            }
+            gauged_longer = values[f"coef_norm_ratio_{kind}_{c}"] > 1
+            longer, shorter = ("fixed", "fixed_minnorm") if gauged_longer else ("fixed_minnorm", "fixed")
+            more.append(off[longer] > off[shorter])
+    return {"n_longer_departs_more": sum(more), "n_gauge_pairs": len(more)}
 
 
 def fixed_gauges_table(values: dict) -> Table:

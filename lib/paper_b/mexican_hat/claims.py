@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib.core.claims import Claim, matches_printed
+from lib.core.claims import Claim
+from lib.core.lines import line
+from lib.core.verdicts import matches_printed
 from lib.paper_b.mexican_hat.walks import WalkSet
 from lib.papers import symmetry_lifting as paper_b
 
@@ -26,14 +28,16 @@ def mexican_hat_claims(values: dict, walks: WalkSet, link) -> list[Claim]:
     drift_end = float(max(walks.drift("c")[-1], walks.drift("b")[-1]))
     return [
         Claim("B_C1_true_force", "B", "App. C.1", "the true force is rotation-equivariant (zero Lie derivative)", "0",
-              lie, "largest entry ≤ 1e-10", holds=bool(lie <= 1e-10),
+              lie, f"largest entry ≤ {line('round_off'):g}", holds=bool(lie <= line("round_off")), group="identity",
               link=link("The true force is rotation-equivariant")),
         Claim("B_c3_orthogonal", "B", "§3, eq. 22", "contribution 3: the defect δ and the orbit direction are "
               "orthogonal (on a rotation-invariant probe set)", notes["cos_polar"].text, cos_polar,
-              "|cos(δ, XF)| ≤ 1e-8 on the polar grid", holds=bool(abs(cos_polar) <= 1e-8), link=equi_link),
+              f"|cos(δ, XF)| ≤ {line('orthogonal_cos'):g} on the polar grid",
+              holds=bool(abs(cos_polar) <= line("orthogonal_cos")), group="identity", link=equi_link),
         Claim("B_eq22_square", "B", q_sq.section, "on a square lattice δ and the orbit direction are not orthogonal",
-              q_sq.text, cos_square, "matches: within the printed precision; in kind: |cos| ≥ 1e-3",
-              matches=matches_printed(cos_square, q_sq.value, q_sq.half_unit), holds=bool(abs(cos_square) >= 1e-3),
+              q_sq.text, cos_square, f"matches: within the printed precision; in kind: |cos| ≥ {line('nonzero_cos'):g}",
+              matches=matches_printed(cos_square, q_sq.value, q_sq.half_unit),
+              holds=bool(abs(cos_square) >= line("nonzero_cos")),
               link=equi_link),
         Claim("B93_val_mse", "B", q_val.section, "validation trajectory MSE of the trained ASRNN", q_val.text, val_mse,
               "matches: within the printed precision; in kind: at most the notes' value",
@@ -42,18 +46,20 @@ def mexican_hat_claims(values: dict, walks: WalkSet, link) -> list[Claim]:
         Claim("B93_equivariance", "B", notes["equivariance_error_plain"].section, "the learned force is nearly "
               "equivariant: relative error of a finite rotation", (notes["equivariance_error_plain"].text,
               notes["equivariance_error_augmented"].text), eq73, "matches: inside the notes' range; in kind: within "
-              "a factor of ten of it", matches=bool(eq_lo <= eq73 <= eq_hi),
-              holds=bool(eq_lo / 10 <= eq73 <= 10 * eq_hi), link=equi_link),
+              f"a factor {line('value_kind_factor'):g} of it", matches=bool(eq_lo <= eq73 <= eq_hi),
+              holds=bool(eq_lo / line("value_kind_factor") <= eq73 <= line("value_kind_factor") * eq_hi),
+              link=equi_link),
         Claim("B96_rank", "B", q_rank.section, "the resolved tangent rank at τ = 1e-3", q_rank.text, rank,
               "equal to the notes' rank", matches=bool(rank == q_rank.value),
               link=link("Lifting the rotation: two gauges")),
         Claim("B95_resolved_c_rotates", "B", "§3.2, Fig. 3", "resolved c*: the potential rotates, the defect is kept",
-              "shifts", ratios["c", "resolved"], "defect ratio within 5 % of 1 and the resolved walk closer to the "
-              "exact rotation than the fixed one", holds=bool(abs(ratios["c", "resolved"] - 1) <= 0.05
+              "shifts", ratios["c", "resolved"], f"defect ratio within {line('defect_kept'):g} of 1 and the "
+              "resolved walk closer to the exact rotation than the fixed one",
+              holds=bool(abs(ratios["c", "resolved"] - 1) <= line("defect_kept")
               and exact["c", "resolved"][-1] < exact["c", "fixed"][-1]), link=walks_link),
         Claim("B95_resolved_b_reduces", "B", "§3.2, Fig. 3", "resolved b*: the defect shrinks (more equivariant)",
-              "reduces", b_end, "defect ratio below 1 and within 0.1 of e^(−t)",
-              holds=bool(b_end < 1 and abs(b_end - float(np.exp(-t_end))) <= 0.1), link=walks_link),
+              "reduces", b_end, f"defect ratio below 1 and within {line('flow_follows'):g} of e^(−t)",
+              holds=bool(b_end < 1 and abs(b_end - float(np.exp(-t_end))) <= line("flow_follows")), link=walks_link),
         Claim("B95_fixed_drifts", "B", "§3.2, Fig. 4", "fixed walks match the resolved ones for the first steps, "
               "then drift accumulates", "drift accumulates", drift_end, "fixed–resolved gap larger at the end than "
               "after the first steps, and each fixed walk farther from the exact flow at the end than its resolved "

@@ -52,7 +52,10 @@ def settings(probes: Probes, data: DataConfig | None = None) -> dict:
 
 
 def l1_comparison(trained_l0, trained_l1, theta0: Tensor, probes: Probes, *, l1: float, steps: int, train_steps: int):
-    """Two short runs with and without the authors' L1 penalty: (glue values, {label: Jacobian column norms})."""
+    """Two short runs with and without the authors' L1 penalty: (glue values, {label: Jacobian column norms}).
+
+    ``weak_columns_text`` says whether the run with the penalty has a larger fraction of near-dead columns (norm below
+    1e-3 of the largest) than the run without."""
 
     def norms_of(theta):
         return column_norms(force_jacobian(theta, probes)).numpy()
@@ -69,6 +72,11 @@ def l1_comparison(trained_l0, trained_l1, theta0: Tensor, probes: Probes, *, l1:
         "l1_val_mse": float(trained_l1.final_val_mse), "l0_val_mse": float(trained_l0.final_val_mse),
         "l1_frac_weak_columns": list(weak.values())[1], "l0_frac_weak_columns": list(weak.values())[0],
     }  # fmt: skip
+    more_weak = glue["l1_frac_weak_columns"] > glue["l0_frac_weak_columns"]  # the penalty added near-dead columns
+    glue["weak_columns_text"] = (
+        "The penalty has already added near-dead columns to the Jacobian" if more_weak
+        else "The penalty has not yet added near-dead columns to the Jacobian"
+    )  # fmt: skip
     return glue, norms
 
 

@@ -44,13 +44,22 @@ class WalkSet:
         return {key: w.diagnostics["exact_dist"] for key, w in self.walks.items()}
 
     def glue(self, *, early: int = 5) -> dict:
-        """The walks' ends, their drift apart after ``early`` steps and at the end, by glue name."""
+        """The walks' ends, their drift apart after ``early`` steps and at the end, by glue name; and
+        ``longer_fixed_c_text``: whether the longer of the two fixed c* (min-norm or gauged) ends farther from the
+        exact rotation."""
         t = self.times
         steps = len(t) - 1
         out = {f"defect_ratio_{k}_{m}": ratio for (k, m), ratio in self.defect_ratios().items()}
         gauged = self.fixed_c_gauged.diagnostics
         out["defect_ratio_c_fixed_gauged"] = float(gauged["defect"][-1] / gauged["defect"][0])
         out["exact_dist_c_fixed_gauged"] = float(gauged["exact_dist"][-1])
+        plain = self.walks["c", "fixed"]
+        gauged_longer = self.fixed_c_gauged.direction_info["coef_norm"][0] > plain.direction_info["coef_norm"][0]
+        gauged_farther = gauged["exact_dist"][-1] > plain.diagnostics["exact_dist"][-1]
+        out["longer_fixed_c_text"] = (
+            "the longer of the two ends farther from it" if gauged_longer == gauged_farther
+            else "the longer of the two does not end farther from it"
+        )  # fmt: skip
         out["defect_ratio_b_predicted"] = float(np.exp(-t[-1]))
         drift = {k: self.drift(k) for k in "cb"}
         out["drift_fixed_vs_resolved"] = float(max(drift["c"][-1], drift["b"][-1]))
@@ -111,7 +120,7 @@ class WalkSet:
 
 def run_walks(problem: MexicanHatProblem, theta0: Tensor, *, steps: int, dt: float, progress: bool = True) -> WalkSet:
     """The resolved and fixed walks along c* and b* (min-norm lift, raw steps), and the fixed c* in the paper's gauge
-    (the gauge matters for a finite walk)."""
+    (to compare the two gauges over a finite walk)."""
     kw = dict(steps=steps, dt=dt, observe=problem.observe, progress=progress)
     walks = {(k, m): run_flow(problem, theta0, k, m, gauge="minnorm", **kw) for k in KINDS for m in MODES}
     gauged = run_flow(problem, theta0, "c", "fixed", gauge="sensitivity", **kw)
