@@ -5,8 +5,8 @@ alone, by the protocol below, never from an expected outcome. The scorecard page
 results tests re-implement it. The lines are in ``lib.core.lines``.
 
 **Per-solution statements** (a claim about trained solutions, ``per_solution``: whether it holds for each one, k of n).
-The claim names a *line* (:data:`LINES`, e.g. "a majority"): the statement **holds** when the 95 % Wilson lower bound
-of k/n lies above the line, **fails** when the upper bound lies below it, and is otherwise **undecided at n**
+The claim names a *line* (``lib.core.lines``, e.g. "a majority"): the statement **holds** when the 95 % Wilson lower
+bound of k/n lies above the line, **fails** when the upper bound lies below it, and is otherwise **undecided at n**
 (:func:`solutions_to_decide` gives how many solutions would decide it at the observed rate).
 
 **Values** (``statistic`` set): our 95 % interval against the paper's tolerance, an equivalence decision. The paper's
@@ -15,8 +15,8 @@ enters only through the interval (:func:`interval`): one deterministic model ("m
 solutions ("mean", the paper's value is a seed mean): mean ± t·SEM; one solution ("one", the paper's value is one
 trained model): the prediction interval of one solution, mean ± t·SD·√(1 + 1/n). The value **matches** when the
 interval lies inside paper ± tolerance, **differs** when it lies wholly outside, and is otherwise **undecided**. The
-same decision against ``kind_band`` (e.g. within :data:`LINES` ``kind_factor`` of the paper's value) says whether it
-is of the paper's kind. A claim of one deterministic computation may instead pass ``matches`` and ``holds`` as
+same decision against ``kind_band`` (e.g. within the line ``kind_factor`` of the paper's value) says whether it is
+of the paper's kind. A claim of one deterministic computation may instead pass ``matches`` and ``holds`` as
 booleans (its interval is a point, so nothing is undecided).
 
 **The verdict** (:func:`decide`) combines the *statement* (per-solution decision, else ``holds``, else the kind band)

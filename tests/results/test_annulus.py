@@ -2,7 +2,7 @@
 
 The paper's claims on the annulus (every row of the notes' §8.8 table, the 2 % / 1 % tolerances, the 22× growth, the
 0.405 accuracy, "fixed and resolved alike at initialisation", "the fixed b* is ahead of the exact flow") are claims of
-``annulus.flow_claims``; their verdicts are compared with ``lib.papers.symmetry_lifting.EXPECTED``. Here: the
+``annulus.flow_claims``; their verdicts are compared with the published reference (test_claims.py). Here: the
 numbers themselves against the notes' table at its printed precision, and the consistency of the computation, with
 tolerances from the arithmetic.
 """
