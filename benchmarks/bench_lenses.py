@@ -49,7 +49,7 @@ def main(repeats: int = 3, entries: int = 0, probe_rows: int = 4096) -> dict:
     if repeats < 1 or entries < 0 or probe_rows < 1:
         raise ValueError(f"repeats={repeats} ≥ 1, entries={entries} ≥ 0 and probe_rows={probe_rows} ≥ 1 needed")
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    solution = ta.train_solutions("flipflop", [0], progress=False)[0]
+    solution = ta.train_solutions("flipflop", seeds=[0], progress=False)[0]
     batch = ta.heldout_batch("flipflop")
     w = rnn.as_float64(solution.weights)
     coords = lj.coordinates(schur.split(schur.ordered_real_schur(w["W_hh"].numpy())))

@@ -182,6 +182,7 @@ class Executor:
         env["BOOK_PROGRESS"] = str(progress_path(job.log))
         job.log.parent.mkdir(parents=True, exist_ok=True)
         progress_path(job.log).write_text("")
+        digests = fingerprints.repository_digests()  # the code as the chapter starts, not as it ends
         job.started = time.perf_counter()
         with open(job.log, "w") as fh:
             with self.lock:
@@ -196,7 +197,7 @@ class Executor:
             code = proc.wait()
         elapsed = time.perf_counter() - job.started
         if code == 0 and executed.is_file():
-            self._commit(job, executed, elapsed, fingerprints.imported_files(tmp))
+            self._commit(job, executed, elapsed, fingerprints.imported_files(tmp), digests)
             return elapsed
         if self.stop.is_set():  # stopped on request: nothing to keep (a scratch run's staging folder goes too)
             if job.staging is not None:
@@ -206,7 +207,7 @@ class Executor:
         where = self._keep_failed(job, executed, "failed", elapsed, lines)
         raise ChapterFailed(job, elapsed, lines, where)
 
-    def _commit(self, job: Job, executed: Path, elapsed: float, imports: list[str]) -> None:
+    def _commit(self, job: Job, executed: Path, elapsed: float, imports: list[str], digests: dict[str, str]) -> None:
         import nbformat
 
         result = nbformat.read(executed, as_version=4)
@@ -215,7 +216,7 @@ class Executor:
             dep: fingerprints.record_digest(fingerprints.stored_record(self.book_tree / f"{dep}.ipynb"))
             for dep in job.entry["after"]
         }
-        record = fingerprints.make_record(job.entry["source"], job.entry["parameters"], imports, after)
+        record = fingerprints.make_record(job.entry["source"], job.entry["parameters"], imports, after, digests)
         result.metadata[fingerprints.RECORD_KEY] = record
         result.metadata["book_execution_seconds"] = round(elapsed, 1)
         if job.run_dir is None:  # the book: replace the notebook, then its numbers in results.json

@@ -21,7 +21,7 @@ Examples::
 
     python -m bookrun                                   # the whole book, two chapters at a time
     python -m bookrun --only copy_task                  # one chapter of the book
-    python -m bookrun --only copy_task -p seeds 3       # -> _build/scratch/copy_task-seeds=3/
+    python -m bookrun --only copy_task -p solutions 3   # -> _build/scratch/copy_task-solutions=3/
     python -m bookrun --only task_integrator            # your own task (book/tasks/) -> _build/scratch/task_integrator/
     python -m bookrun --only task_sine -p task_params '{length: 30}' --name sine-short
     python -m bookrun --list                            # every chapter's parameters, as Python
@@ -40,7 +40,16 @@ from lib.core.paths import REPO_ROOT, build_dir
 from .chapter import Job, kernel_env
 from .checks import check_environment, check_values
 from .fingerprints import stale_chapters
-from .manifest import ManifestError, check_parameters, coerce, load_manifest, parameter_lines, validation_cells
+from .manifest import (
+    RENAMED,
+    ManifestError,
+    check_parameters,
+    coerce,
+    load_manifest,
+    parameter_lines,
+    renamed_parameters,
+    validation_cells,
+)
 from .processes import NAME_RULE, Lock, cache_dir, clean_stale, lock_path, run_name, shown
 from .run import Run, execute
 
@@ -78,31 +87,36 @@ def _list(manifest) -> int:
     for pattern in manifest.patterns:
         example = pattern.stem.replace("{" + pattern.name + "}", f"<{pattern.name}>")
         print(f"{pattern.stem}  ({shown(pattern.source)}; any {pattern.name}: --only {example})")
+    print("renamed (the former name still works): " + ", ".join(f"{old} -> {new}" for old, new in RENAMED.items()))
     return 0
 
 
-def _chapters(parser, manifest, args, overrides) -> dict[str, dict]:
-    """The selected chapters' entries (copies), with the reader's parameters applied and checked."""
+def _chapters(parser, manifest, args, overrides) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The selected chapters' entries (copies), with the reader's parameters applied and checked, and each chapter's
+    overrides under its own names (a former name renamed, :data:`bookrun.manifest.RENAMED`, with a note)."""
     selected = list(manifest) if not args.only else list(dict.fromkeys(args.only))
-    chapters = {}
+    chapters, own = {}, {}
     for stem in selected:
         entry = manifest.entry(stem)
         if entry is None:
             patterns = [p.stem for p in manifest.patterns]
             parser.error(f"unknown chapter(s) {[stem]}; chapters are: {list(manifest)}, and the patterns {patterns}")
-        for name, value in overrides.items():
+        if not entry["source"].is_file():
+            raise ManifestError(f"chapter {stem!r} needs {entry['source']}, which does not exist")
+        own[stem], notes = renamed_parameters(stem, entry["source"], overrides)
+        for note in notes:
+            print(f"  {note}", flush=True)
+        for name, value in own[stem].items():
             fixed = manifest.bound(stem).get(name)
             if fixed is not None and fixed != value:
                 other = manifest.stem_for(stem, name, value)
                 raise ManifestError(f"chapter {stem!r} runs {name}={fixed!r} (its name says so); run --only {other}")
-        entry = {**entry, "parameters": {**entry["parameters"], **overrides}}
+        entry = {**entry, "parameters": {**entry["parameters"], **own[stem]}}
         if overrides:  # the manifest's title describes the book's parameters, not the reader's
             entry["title"] = None
-        if not entry["source"].is_file():
-            raise ManifestError(f"chapter {stem!r} needs {entry['source']}, which does not exist")
-        check_parameters(stem, entry["source"], entry["parameters"])
+        entry["parameters"] = check_parameters(stem, entry["source"], entry["parameters"])
         chapters[stem] = entry
-    return chapters
+    return chapters, own
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {name: coerce(value, name) for name, value in args.parameter}
     if (overrides or args.name) and not args.only:
         parser.error("-p and --name need --only: a scratch run executes named chapters")
-    chapters = _chapters(parser, manifest, args, overrides)
+    chapters, own_overrides = _chapters(parser, manifest, args, overrides)
     selected = list(chapters)
     if args.name is not None:
         if not NAME_RULE.fullmatch(args.name):
@@ -137,12 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     jobs_for: dict[str, Job] = {}
     if scratch:
         for stem, entry in chapters.items():
-            name = args.name or run_name(stem, overrides)
+            name = args.name or run_name(stem, own_overrides[stem])
             run_dir = out_dir / name
             staging = out_dir / f".{name}.partial-{os.getpid()}"
             jobs_for[stem] = Job(
                 stem, entry, 1, staging / "run.log", run_dir / "notebook.ipynb", out_dir / f"{name}.failed",
-                run_dir=run_dir, staging=staging, overrides=overrides,
+                run_dir=run_dir, staging=staging, overrides=own_overrides[stem],
             )  # fmt: skip
     else:
         for stem, entry in chapters.items():

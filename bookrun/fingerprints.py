@@ -4,7 +4,7 @@ An executed notebook carries, in its metadata under :data:`RECORD_KEY`, what its
 (path and hash), the parameters, the requirements, the arithmetic its kernels were given (``lib.core.arithmetic``),
 every repository file its kernels imported (``lib`` modules, a reader's task module, this package) with its hash, and
 the records of the chapters it runs after. The chapter is up to date while all of them are unchanged: an edit to
-``lib/paper_b/flows.py`` re-executes only the chapters whose kernels imported it.
+``lib/paper_b/euler_flows.py`` re-executes only the chapters whose kernels imported it.
 
 The imports are recorded by the kernel itself: the executor gives each chapter an IPython profile whose startup file
 (:data:`STARTUP`) appends, after every cell, the repository files newly found in ``sys.modules`` to a log. Every process
@@ -120,15 +120,38 @@ def arithmetic_record() -> dict[str, str | None]:
     return {"mode": arithmetic.mode(env), **{k: env.get(k) for k in arithmetic.PINS}}
 
 
-def make_record(source: Path, parameters: dict, imports: list[str], after: dict[str, str]) -> dict[str, Any]:
-    """The execution record of a chapter that just succeeded (``after``: its dependencies' record digests)."""
+#: The repository's folders of Python code a chapter's kernel may import (the rest it imports is logged as well).
+CODE_FOLDERS = ("lib", "bookrun", "book")
+
+
+def repository_digests() -> dict[str, str]:
+    """sha256 of every Python file under :data:`CODE_FOLDERS` (relative path → digest), taken as a chapter starts.
+
+    A chapter's record holds the code it ran with, not the code found when it ends: a file edited while the chapter
+    runs is recorded with the digest it had at the start, so the next run sees the edit and executes the chapter again.
+    """
+    root = REPO_ROOT.resolve()
+    return {
+        str(path.relative_to(root)): file_digest(path)
+        for folder in CODE_FOLDERS
+        for path in sorted((root / folder).rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+
+
+def make_record(
+    source: Path, parameters: dict, imports: list[str], after: dict[str, str], digests: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The execution record of a chapter that just succeeded (``after``: its dependencies' record digests;
+    ``digests``: :func:`repository_digests` from when it started, used for every imported file they hold)."""
+    digests = digests or {}
     return {
         "source": _relative(source),
         "source_sha256": file_digest(source),
         "parameters": parameters,
         "requirements_sha256": requirements_digest(),
         "arithmetic": arithmetic_record(),
-        "imports": {rel: file_digest(REPO_ROOT / rel) for rel in imports},
+        "imports": {rel: digests.get(rel) or file_digest(REPO_ROOT / rel) for rel in imports},
         "after": dict(after),
     }
 

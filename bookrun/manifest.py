@@ -161,7 +161,8 @@ def notebook_parameters(source: Path) -> dict[str, dict]:
 
 def chapter_settings(stem: str, book_dir: Path | None = None) -> dict[str, Any]:
     """The parameters chapter ``stem`` runs with in the book: its ``parameters`` cell's defaults as Python values,
-    the manifest's values applied (e.g. the copy chapter's settings, for a chapter that reuses its models)."""
+    the manifest's values applied (for the results tests; a chapter that reuses another's solutions reads that
+    chapter's settings object in ``lib`` instead, e.g. ``CopyStudy()``)."""
     from lib.core.paths import REPO_ROOT
 
     entry = load_manifest(book_dir or REPO_ROOT / "book").entry(stem)
@@ -227,13 +228,36 @@ def coerce(value: str, name: str = "value"):
     return {"True": True, "False": False, "None": None}.get(value, value)
 
 
-def check_parameters(stem: str, source: Path, parameters: dict) -> None:
-    """Refuse parameters the chapter does not declare, naming the allowed ones."""
+#: Parameters renamed (issue 34: ``solutions`` counts trained networks, ``seed``/``seeds`` are seed integers): the
+#: former name → the new one. A chapter that declares the new name still takes the former one, with a note.
+RENAMED = {"seeds": "solutions", "copy_seeds": "copy_solutions", "variant_seeds": "variant_solutions"}
+
+
+def renamed_parameters(stem: str, source: Path, parameters: dict) -> tuple[dict, list[str]]:
+    """``parameters`` under the chapter's own names: a former name (:data:`RENAMED`) that the chapter no longer
+    declares becomes the new one it does; a one-line note for each. ManifestError if both names are given."""
+    declared, renamed, notes = notebook_parameters(source), {}, []
+    for name, value in parameters.items():
+        new = RENAMED.get(name)
+        if new is not None and name not in declared and new in declared:
+            if new in parameters:
+                raise ManifestError(f"chapter {stem!r}: {name!r} is now {new!r}; give {new} once, not both")
+            notes.append(f"note: {name} is now {new} (chapter {stem!r} runs {new}={value!r})")
+            name = new
+        renamed[name] = value
+    return renamed, notes
+
+
+def check_parameters(stem: str, source: Path, parameters: dict) -> dict:
+    """``parameters`` under the chapter's names (:func:`renamed_parameters`); refuse those the chapter does not
+    declare, naming the allowed ones."""
+    parameters, _ = renamed_parameters(stem, source, parameters)
     declared = notebook_parameters(source)
     unknown = sorted(set(parameters) - set(declared))
     if unknown:
         allowed = ", ".join(f"{k}: {v['inferred_type_name']} = {v['default']}" for k, v in declared.items())
         raise ManifestError(f"chapter {stem!r} has no parameter(s) {unknown}; its parameters are: {allowed}")
+    return parameters
 
 
 def _python(text: str) -> str:

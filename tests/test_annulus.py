@@ -12,7 +12,7 @@ from lib.paper_b import annulus as A
 from lib.paper_b import sensitivity as sens
 from lib.paper_b import symmetry as sym
 from lib.paper_b.annulus.mlp import _gelu_cdf
-from lib.paper_b.problem import LiftingProblem
+from lib.paper_b.lifting_problem import LiftingProblem
 
 SMALL = A.AnnulusConfig(hidden=8, epochs=5)
 

@@ -15,7 +15,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from lib.paper_b import annulus as A  # noqa: E402
-from lib.paper_b import lifting  # noqa: E402
+from lib.paper_b import lifting, relations  # noqa: E402
 from lib.paper_b.annulus import conditions, cosines  # noqa: E402
 from lib.plots import annulus_conditions as cplots  # noqa: E402
 
@@ -50,10 +50,10 @@ def test_cosine_bound_refuses_what_is_not_a_residual_or_a_cosine():
     for bad in ({"r_c": 1.0}, {"r_b": -0.1}, {"t_c": -1e-3}, {"t_b": float("nan")}, {"r_c": True}):
         args = {"r_c": 0.1, "r_b": 0.1, "t_c": 0.0, "t_b": 0.0, **bad}
         with pytest.raises(ValueError, match=next(iter(bad))):
-            cosines.realised_cosine_bound(**args)
+            relations.realised_cosine_bound(**args)
     with pytest.raises(ValueError, match="cos_targets"):
-        cosines.realised_cosine_bound(0.1, 0.1, 0.0, 0.0, cos_targets=1.5)
-    assert cosines.realised_cosine_bound(0.0, 0.0, 0.0, 0.0, cos_targets=0.3) == 0.0  # exact lifts keep the cosine
+        relations.realised_cosine_bound(0.1, 0.1, 0.0, 0.0, cos_targets=1.5)
+    assert relations.realised_cosine_bound(0.0, 0.0, 0.0, 0.0, cos_targets=0.3) == 0.0  # exact lifts keep the cosine
 
 
 def test_cosine_bound_holds_for_truncated_gauged_lifts_of_orthogonal_targets():
@@ -68,7 +68,7 @@ def test_cosine_bound_holds_for_truncated_gauged_lifts_of_orthogonal_targets():
     delta -= (delta @ eta) / (eta @ eta) * eta  # orthogonal targets, as eq. 22 makes them
     lifts = [lifting.lift(J, t, tau=1e-3) for t in (eta, delta)]
     tails = [float((J @ lf.coef - lf.projection).norm() / t.norm()) for lf, t in zip(lifts, (eta, delta), strict=True)]
-    bound = cosines.realised_cosine_bound(lifts[0].rel_residual, lifts[1].rel_residual, *tails)
+    bound = relations.realised_cosine_bound(lifts[0].rel_residual, lifts[1].rel_residual, *tails)
     cos = float(torch.nn.functional.cosine_similarity(J @ lifts[0].coef, J @ lifts[1].coef, dim=0))
     assert 0 < abs(cos) <= bound * (1 + 1e-9) < 1
 
@@ -89,10 +89,10 @@ def test_lifts_share_one_decomposition_and_equal_fresh_ones():
 def test_lift_cosines_at_a_point(flows):
     pb, _ = flows
     theta = _theta(4)
-    out = cosines.lift_cosines(pb, theta)
-    assert set(out) == set(cosines.COSINE_KEYS)
-    bound = cosines.realised_cosine_bound(out["rel_res_c"], out["rel_res_b"], out["tail_c"], out["tail_b"],
-                                          out["cos_targets"])  # fmt: skip
+    out = relations.lift_cosines(pb, theta)
+    assert set(out) == set(relations.COSINE_KEYS)
+    bound = relations.realised_cosine_bound(out["rel_res_c"], out["rel_res_b"], out["tail_c"], out["tail_b"],
+                                            out["cos_targets"])  # fmt: skip
     assert abs(out["cos_function"] - out["cos_targets"]) <= bound * (1 + 1e-9) + 1e-15
     c, b = pb.lift(theta, "c").coef, pb.lift(theta, "b").coef
     assert out["cos_param"] == pytest.approx(float(c @ b / (c.norm() * b.norm())), abs=1e-12)

@@ -1,6 +1,7 @@
 """The chapters' sources read as a book: folded code, visible knobs with a rerun line, short code lines, one table
 renderer (no Markdown tables assembled in code), no bars or prints of implementation detail."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -119,3 +120,71 @@ def test_typed_numbers_are_found():
 def test_prose_has_no_typed_numbers(chapter):
     found = typed_numbers(chapter.read_text())
     assert not found, f"{chapter.name}: numbers typed into the prose (glue them):\n" + "\n".join(found)
+
+
+# ------------------------------------------------------------------------------------- settings, by name (#34)
+
+#: Chapter → its settings object (module, class): the one place its parameters' defaults live.
+STUDIES = {
+    "copy_task": ("lib.paper_a.chapters.copy_task", "CopyStudy"),
+    "many_solutions": ("lib.paper_a.chapters.many_solutions", "SolutionSweep"),
+    "task_dependence": ("lib.paper_a.chapters.task_dependence", "DependenceStudy"),
+    "two_lenses": ("lib.lenses.chapter", "LensStudy"),
+    "paper_a_open": ("lib.paper_a.chapters.paper_a_open", "OpenStudy"),
+    "schur_coordinates": ("lib.paper_a.chapters.schur_coordinates", "SchurExample"),
+}
+
+
+def parameter_defaults(path: Path) -> dict[str, object]:
+    """The parameters cell's names and default values (``name: type = value  # help``)."""
+    tags, code = cells(path)[0]
+    found = {}
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.AnnAssign):
+            found[node.target.id] = ast.literal_eval(node.value)
+    return found
+
+
+@pytest.mark.parametrize("stem", sorted(STUDIES))
+def test_a_chapter_passes_its_parameters_by_name_to_the_object_that_holds_their_defaults(stem):
+    """Every parameter goes to the chapter's settings object as ``name=name`` (never by position), and the cell's
+    defaults are that object's, so the book runs the object's defaults and no value is stated twice differently."""
+    import dataclasses
+    import importlib
+
+    module, name = STUDIES[stem]
+    study = getattr(importlib.import_module(module), name)
+    path = BOOK / f"{stem}.md"
+    defaults = parameter_defaults(path)
+    fields = {f.name: f for f in dataclasses.fields(study) if f.init and f.default_factory is dataclasses.MISSING}
+    assert set(defaults) == set(fields), f"{stem}: parameters {sorted(defaults)} against {name}'s {sorted(fields)}"
+    for key, value in defaults.items():
+        held = fields[key].default
+        held = list(held) if isinstance(held, tuple) else held
+        assert value == held, f"{stem}: {key} = {value!r} in the cell, {held!r} in {name}"
+    built = next(code for _, code in cells(path)[1:] if f"{name}(" in code)
+    missing = [key for key in defaults if not re.search(rf"\b{key}={key}\b", built)]
+    assert not missing, f"{stem}: parameters not passed to {name} by name: {missing}"
+
+
+def test_the_chapters_that_reuse_the_copy_solutions_read_the_copy_chapters_settings():
+    """The copy chapter's training is defined once (train.CopyTraining, extended by CopyStudy); the chapters that
+    reuse its solutions read them from CopyStudy() and may not ask for more than it trains."""
+    import dataclasses
+
+    from lib.lenses.chapter import LensStudy
+    from lib.paper_a import train
+    from lib.paper_a.chapters.copy_task import CopyStudy
+    from lib.paper_a.chapters.paper_a_open import OpenStudy
+    from lib.paper_a.chapters.task_dependence import DependenceStudy
+
+    copy = CopyStudy()
+    for f in dataclasses.fields(train.CopyTraining):
+        assert getattr(copy, f.name) == getattr(train.COPY_TRAINING, f.name)
+    first = copy.first("dense_orthogonal", 3)
+    assert first == [train.copy_config("dense_orthogonal", copy.n_hidden, s) for s in range(3)]
+    assert first == [copy.configs[f"dense_orthogonal N_h={copy.n_hidden} seed {s}"] for s in range(3)]
+    for study in (DependenceStudy, LensStudy, OpenStudy):
+        assert study().copy_chapter == copy
+        with pytest.raises(ValueError, match=rf"copy_solutions={copy.solutions + 1} is out of range"):
+            study(copy_solutions=copy.solutions + 1)

@@ -122,7 +122,39 @@ def test_list_prints_parameters_as_python(capsys):
     out = capsys.readouterr().out
     lines = [ln.strip() for ln in out.splitlines() if ln.startswith("    ")]
     assert lines and all(ast.parse(ln) for ln in lines)  # each line is valid Python
-    assert "task: str = 'integrator'" in out and "seeds: int = 3" in out and "'\"" not in out
+    assert "task: str = 'integrator'" in out and "solutions: int = 3" in out and "'\"" not in out
+    assert "renamed (the former name still works): seeds -> solutions" in out
+
+
+def test_a_renamed_parameter_is_read_under_its_new_name_with_a_note(tmp_path, capsys):
+    """``-p seeds 8`` runs a chapter that now declares ``solutions`` with solutions=8 (issue 34), saying so."""
+    import argparse
+
+    from bookrun.cli import _chapters
+
+    source = tmp_path / "new.md"
+    source.write_text(MYST_FRONT + "```{code-cell} ipython3\n:tags: [parameters]\nsolutions: int = 3  # count\n```\n")
+    renamed, notes = manifest.renamed_parameters("new", source, {"seeds": 8, "alpha": 0.5})
+    assert renamed == {"solutions": 8, "alpha": 0.5}
+    assert notes == ["note: seeds is now solutions (chapter 'new' runs solutions=8)"]
+    assert manifest.check_parameters("new", source, {"seeds": 8}) == {"solutions": 8}
+    with pytest.raises(ManifestError, match="'seeds' is now 'solutions'; give solutions once, not both"):
+        manifest.check_parameters("new", source, {"seeds": 8, "solutions": 4})
+    with pytest.raises(ManifestError, match=r"has no parameter\(s\) \['seed'\]; its parameters are: solutions"):
+        manifest.check_parameters("new", source, {"seed": 8})  # not a former name
+    kept = tmp_path / "old.md"  # a chapter that still declares the former name keeps it
+    kept.write_text(MYST_FRONT + "```{code-cell} ipython3\n:tags: [parameters]\nseeds: int = 3  # count\n```\n")
+    assert manifest.renamed_parameters("old", kept, {"seeds": 8}) == ({"seeds": 8}, [])
+
+    book = manifest.load_manifest(ROOT / "book")  # the book's chapters, through the command line's own path
+    args = argparse.Namespace(only=["copy_task", "task_sine"])
+    chapters, own = _chapters(argparse.ArgumentParser(), book, args, {"seeds": 8})
+    assert own == {"copy_task": {"solutions": 8}, "task_sine": {"solutions": 8}}
+    assert chapters["copy_task"]["parameters"] == {"solutions": 8}
+    assert chapters["task_sine"]["parameters"] == {"task": "sine", "solutions": 8}
+    assert processes.run_name("copy_task", own["copy_task"]) == "copy_task-solutions=8"
+    printed = capsys.readouterr().out.splitlines()
+    assert "  note: seeds is now solutions (chapter 'copy_task' runs solutions=8)" in printed
 
 
 def test_error_lines_give_type_and_message(tmp_path):
@@ -426,7 +458,7 @@ def test_a_changed_module_re_executes_only_the_chapters_that_imported_it(tmp_pat
     assert fingerprints.stale_chapters(chapters, stems + ["new"], lambda s: tmp_path / f"{s}.ipynb") == {
         "new": "no execution record"
     }
-    chapters["copy_task"]["parameters"] = {"seeds": 3}
+    chapters["copy_task"]["parameters"] = {"solutions": 3}
     assert fingerprints.stale_chapters(chapters, ["copy_task"], notebooks.get) == {
         "copy_task": "its parameters changed"
     }

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.paper_b.flows import euler_flow
+from lib.paper_b.euler_flows import euler_flow
 from lib.paper_b.lifting import lift
 
 pytestmark = pytest.mark.usefixtures("float64_default")

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from lib.kernels import adam, recurrence
-from lib.paper_a import batched_training, rnn, train
+from lib.paper_a import rnn, train, training_config, training_data
 from lib.paper_a.tasks import get_task
 
 
@@ -115,8 +115,8 @@ def test_flat_parameters_are_views_of_one_leaf_when_aligned():
 
 def _reference_training(config: train.TrainConfig, rollout) -> dict[str, torch.Tensor]:
     """The readable loop: torch.optim.Adam over the separate parameter tensors, autograd through ``rollout``."""
-    spec, dtype = get_task(config.task), train.DTYPES[config.dtype]
-    stream = batched_training.DataStream(config, dtype, train.TRAIN_STREAM)  # the training's batches
+    spec, dtype = get_task(config.task), training_config.DTYPES[config.dtype]
+    stream = training_data.DataStream(config, dtype, training_data.TRAIN_STREAM)  # the training's batches
     probe = spec.generate(1, seed=0, **config.task_params)
     n_x, n_y = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     p = rnn.init_params(config.construction, config.n_hidden, n_x, n_y, seed=config.seed)

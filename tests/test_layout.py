@@ -102,3 +102,277 @@ def test_chapter_cells_are_calls_not_programs():
         if "parameters" not in tags and len(code.strip().splitlines()) > MAX_CELL_LINES
     ]
     assert not long, f"code cells over {MAX_CELL_LINES} lines (move the logic to lib):\n" + "\n".join(long)
+
+
+# --------------------------------------------------------------------------- one definition of each thing (#34)
+# Each rule is a function of (path, source) that returns what breaks it, so that a planted violation can show that
+# the rule catches what it is meant to (the tests at the end of this file).
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_module(name: str, root: Path = ROOT) -> bool:
+    base = root.joinpath(*name.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def imports_of(path: Path, source: str, root: Path = ROOT) -> set[str]:
+    """The ``lib`` modules a module imports anywhere (at its top or inside functions): ``from lib.x import y`` is
+    ``lib.x.y`` when ``y`` is a module, else ``lib.x``; relative imports are resolved."""
+    name = _module_name(path, root).split(".")
+    package = name if path.name == "__init__.py" else name[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "lib")
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            if node.level == 0:
+                base = node.module or ""
+            if base.split(".")[0] != "lib":
+                continue
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}", root) else base)
+    return found
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of ``graph`` (module → modules it imports): one cycle per strongly connected component."""
+    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):  # Tarjan's algorithm
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph.get(v, ()):
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_no_import_circles_in_lib():
+    """No module of lib imports, directly or through others, a module that imports it (imports inside functions
+    count: they only postpone the circle)."""
+    graph = {_module_name(p): imports_of(p, p.read_text()) for p in MODULES}
+    cycles = import_cycles(graph)
+    assert not cycles, "import circles in lib:\n" + "\n".join(" ↔ ".join(c) for c in cycles)
+
+
+def environment_reads(path: Path, source: str) -> list[str]:
+    """Where a module reads or writes the process environment (``os.environ``, ``os.getenv``, ``os.putenv``)."""
+    return [
+        f"{_rel(path)}:{node.lineno}"
+        for node in ast.walk(ast.parse(source))
+        if (isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv", "unsetenv"))
+        or (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and {a.name for a in node.names} & {"environ", "getenv"}
+        )
+    ]
+
+
+def test_the_environment_is_read_in_one_place():
+    """lib reads environment variables through lib.core.settings only: one name, default and check for each."""
+    reads = [r for p in MODULES if p != LIB / "core" / "settings.py" for r in environment_reads(p, p.read_text())]
+    assert not reads, "environment read outside lib.core.settings (ask settings, or take an argument):\n" + "\n".join(
+        reads
+    )
+
+
+#: The settings objects of the chapters and of training: built by keyword only (a parameter inserted in a cell must
+#: not shift the values after it into the wrong fields).
+SETTINGS_CLASS = re.compile(r"(Study|Config|Settings)$")
+
+
+def positional_settings(path: Path, source: str) -> list[str]:
+    """The dataclasses named ``…Study``, ``…Config`` or ``…Settings`` that accept positional arguments."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ClassDef) and SETTINGS_CLASS.search(node.name)):
+            continue
+        for deco in node.decorator_list:
+            name = deco.func if isinstance(deco, ast.Call) else deco
+            if getattr(name, "id", getattr(name, "attr", None)) != "dataclass":
+                continue
+            keywords = {k.arg: k.value for k in deco.keywords} if isinstance(deco, ast.Call) else {}
+            kw_only = keywords.get("kw_only")
+            if not (isinstance(kw_only, ast.Constant) and kw_only.value is True):
+                found.append(f"{_rel(path)}:{node.lineno} {node.name}")
+    return found
+
+
+def test_studies_and_configurations_are_keyword_only():
+    positional = [r for p in MODULES for r in positional_settings(p, p.read_text())]
+    assert not positional, "settings dataclasses without kw_only=True:\n" + "\n".join(positional)
+
+
+#: The one masked fraction of variance unexplained; every other function named after the FVU builds on it.
+FVU_HOME = LIB / "paper_a" / "metrics.py"
+
+
+def fvu_implementations(path: Path, source: str) -> list[str]:
+    """Functions whose name says FVU and that divide (a fraction of variance) without calling a function whose name
+    says FVU: a second implementation. The one in metrics is the exception; differences and accessors divide nothing."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "fvu" in node.name.lower()):
+            continue
+        if path == FVU_HOME and node.name == "fvu":
+            continue
+        if not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in ast.walk(node)):
+            continue
+        called = {getattr(c.func, "id", getattr(c.func, "attr", "")) for c in ast.walk(node) if isinstance(c, ast.Call)}
+        if not any("fvu" in name.lower() for name in called):
+            found.append(f"{_rel(path)}:{node.lineno} {node.name}")
+    return found
+
+
+def test_one_masked_fvu():
+    """The FVU is computed by lib.paper_a.metrics.fvu alone: every other "fvu" function calls it (or one that does)."""
+    found = [r for p in MODULES for r in fvu_implementations(p, p.read_text())]
+    assert not found, "FVU computed outside lib.paper_a.metrics.fvu:\n" + "\n".join(found)
+
+
+def module_aliases(path: Path, source: str) -> list[str]:
+    """Imports of a module under a name that says something else: ``lib.papers.schur_ablation as paper_a``."""
+    return [
+        f"{_rel(path)}:{node.lineno} {a.name} as {a.asname}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom | ast.Import)
+        for a in node.names
+        if a.asname in {"paper_a", "paper_b"}
+    ]
+
+
+def test_no_module_is_imported_under_a_misleading_name():
+    found = [r for p in MODULES for r in module_aliases(p, p.read_text())]
+    assert not found, "modules imported as paper_a/paper_b (a package of lib of that name exists):\n" + "\n".join(found)
+
+
+# ------------------------------------------------------------------ each rule fails on a planted violation
+
+
+def test_the_circle_rule_finds_a_planted_circle(tmp_path):
+    pkg = tmp_path / "lib" / "pkg"
+    pkg.mkdir(parents=True)
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    sources = {
+        "a.py": "from lib.pkg import b\n",
+        "b.py": "def f():\n    from lib.pkg.c import g  # inside a function\n",
+        "c.py": "from . import a\n",
+        "d.py": "from lib.pkg import a\n",
+    }
+    for name, text in sources.items():
+        (pkg / name).write_text(text)
+    graph = {f"lib.pkg.{name[:-3]}": imports_of(pkg / name, text, root=tmp_path) for name, text in sources.items()}
+    assert graph["lib.pkg.b"] == {"lib.pkg.c"} and graph["lib.pkg.c"] == {"lib.pkg.a"}
+    assert import_cycles(graph) == [["lib.pkg.a", "lib.pkg.b", "lib.pkg.c"]]
+
+
+def test_the_environment_rule_finds_a_planted_read():
+    path = LIB / "paper_a" / "rnn.py"
+    assert environment_reads(path, "import os\nx = os.environ.get('BOOK_X')\n")
+    assert environment_reads(path, "import os\nx = os.getenv('BOOK_X')\n")
+    assert environment_reads(path, "from os import environ\n")
+    assert not environment_reads(path, "from lib.core import settings\nx = settings.variable('BOOK_X')\n")
+
+
+def test_the_keyword_rule_finds_a_planted_positional_study():
+    path = LIB / "paper_a" / "chapters" / "copy_task.py"
+    assert positional_settings(path, "@dataclass(frozen=True)\nclass CopyStudy:\n    seeds: int = 5\n")
+    assert positional_settings(path, "@dataclass\nclass TrainConfig:\n    lr: float = 1e-3\n")
+    assert not positional_settings(
+        path, "@dataclass(frozen=True, kw_only=True)\nclass CopyStudy:\n    seeds: int = 5\n"
+    )
+
+
+def test_the_fvu_rule_finds_a_planted_second_fvu():
+    path = LIB / "lenses" / "solution.py"
+    planted = "def path_fvu(y, t):\n    return ((y - t) ** 2).sum() / ((t - t.mean()) ** 2).sum()\n"
+    assert fvu_implementations(path, planted) == [f"{_rel(path)}:1 path_fvu"]
+    assert not fvu_implementations(path, "def path_fvu(y, t):\n    return metrics.fvu(y, t) / 2\n")
+    assert not fvu_implementations(path, "def delta_fvu(a, b):\n    return a - b\n")
+
+
+def test_the_alias_rule_finds_a_planted_alias():
+    path = LIB / "paper_a" / "ablation.py"
+    assert module_aliases(path, "from lib.papers import schur_ablation as paper_a\n")
+    assert not module_aliases(path, "from lib.papers import schur_ablation\n")
+
+
+#: The one check that a width is even (the dense-normal and Cayley constructions are built of 2×2 blocks).
+WIDTH_HOME = LIB / "paper_a" / "rnn.py"
+
+
+def parity_checks(path: Path, source: str) -> list[str]:
+    """Expressions ``x % 2`` (an evenness check) outside :func:`lib.paper_a.rnn.check_width`."""
+    return [
+        f"{_rel(path)}:{node.lineno}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod)
+        and isinstance(node.right, ast.Constant) and node.right.value == 2
+    ]  # fmt: skip
+
+
+def test_one_width_check():
+    found = [r for p in MODULES if p != WIDTH_HOME for r in parity_checks(p, p.read_text())]
+    assert not found, "evenness checked outside lib.paper_a.rnn.check_width:\n" + "\n".join(found)
+
+
+def test_the_width_rule_finds_a_planted_check():
+    path = LIB / "paper_a" / "chapters" / "copy_task.py"
+    assert parity_checks(path, "if any(w % 2 for w in widths):\n    raise ValueError\n")
+    assert not parity_checks(path, "widths = [rnn.check_width('w', w) for w in widths]\n")
+
+
+#: The fields of one solution's ablations, declared once (:class:`lib.paper_a.ablation.SolutionAblations`); the
+#: records of the profiles, the lenses and the confound study build on it.
+ABLATION_FIELDS = {"seed", "n_R", "fvu_full", "dfvu", "mass", "empty"}
+RECORD_HOME = (LIB / "paper_a" / "ablation.py", "SolutionAblations")
+
+
+def redeclared_records(path: Path, source: str) -> list[str]:
+    """Classes other than the one record that declare three or more of its fields themselves."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef) or (path, node.name) == RECORD_HOME:
+            continue
+        own = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+        if len(own & ABLATION_FIELDS) >= 3:
+            found.append(f"{_rel(path)}:{node.lineno} {node.name} declares {sorted(own & ABLATION_FIELDS)}")
+    return found
+
+
+def test_one_per_solution_record():
+    found = [r for p in MODULES for r in redeclared_records(p, p.read_text())]
+    assert not found, "per-solution fields declared again (build on ablation.SolutionAblations):\n" + "\n".join(found)
+
+
+def test_the_record_rule_finds_a_planted_record():
+    path = LIB / "lenses" / "solution.py"
+    planted = "@dataclass\nclass SolutionLens:\n    seed: int\n    n_R: int\n    fvu_full: float\n"
+    assert redeclared_records(path, planted)
+    assert not redeclared_records(path, "@dataclass\nclass SolutionLens(SolutionAblations):\n    gn: dict\n")

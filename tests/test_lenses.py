@@ -136,7 +136,7 @@ def test_scores_on_known_cases():
         (lambda: lj.check_lam(-0.1), "lam"),
         (lambda: lj.check_blocks(["RR", "XX"]), "blocks"),
         (lambda: lj.coordinates(_net()[3], ["TT"]), "blocks"),
-        (lambda: LensStudy(seeds=1), "seeds"),
+        (lambda: LensStudy(solutions=1), "solutions"),
         (lambda: LensStudy(alpha=1.5), "alpha"),
     ],
 )
@@ -179,7 +179,7 @@ def test_screening_is_the_gauss_newton_of_each_single_entry():
 
 
 def test_null_step_leaves_the_retained_directions_alone():
-    from lib.lenses.flow import null_step
+    from lib.lenses.near_null_flow import null_step
     from lib.paper_b.lifting import truncated_svd
 
     for batch in (1, 6):  # a wide J (Gram J Jᵀ) and a tall one (Gram Jᵀ J)
@@ -194,7 +194,7 @@ def test_null_step_leaves_the_retained_directions_alone():
 
 
 def test_flow_sheds_mass_and_refuses_bad_parameters():
-    from lib.lenses.flow import shed_mass
+    from lib.lenses.near_null_flow import shed_mass
 
     w, x, mask, sp = _net(seed=9, batch=2)
     coords = lj.coordinates(sp)

@@ -34,7 +34,7 @@ def one_worker(monkeypatch):
         ({"solutions": 2.5}, TypeError, "solutions=2.5 must be an integer"),
         ({"tasks": ("flipflop", "flip_flop")}, ValueError, r"tasks contains \['flip_flop'\]; allowed elements"),
         ({"tasks": ()}, ValueError, "tasks=.* must name at least one task"),
-        ({"widths": (32, 33)}, ValueError, r"contains the odd width\(s\) \[33\]; allowed: even integers ≥ 2"),
+        ({"widths": (32, 33)}, ValueError, r"widths\[1\]=33 is odd; allowed: an even integer ≥ 2"),
         ({"widths": (0, 64)}, ValueError, r"widths\[0\]=0 is out of range"),
         ({"widths": (64, 64)}, ValueError, "lists a width twice"),
         ({"widths": "64"}, TypeError, "widths='64' must be a non-empty list"),

@@ -199,7 +199,7 @@ def test_problem_reuses_its_scratch_jacobian_without_touching_the_callers():
 
 
 def test_walks_follow_the_exact_flows_and_share_the_runner():
-    from lib.paper_b.problem import LiftingProblem
+    from lib.paper_b.lifting_problem import LiftingProblem
 
     probes = _small_probes()
     problem = H.MexicanHatProblem(probes, sketch_rank=probes.rows)

@@ -6,13 +6,17 @@ import numpy as np
 import pytest
 
 from lib.paper_a import open_questions as oq
+from lib.paper_a.ablation import SolutionAblations
 from lib.paper_a.confound import AblationRecord
 
 
 def record(ablation, dfvu, mass=0.2, frac=0.5, inside=0.0, outside=0.0, iso=0.0, seed=0):
     fr = dict.fromkeys(("readout", "pc90", "pc95", "pc99", "manifold", "union"), frac)
     draws = {k: np.full(4, iso) for k in ("isotropic", "schur_pattern", "subspace")}
-    return AblationRecord("t", seed, ablation, mass, dfvu, dfvu, fr, fr, 8, 64, 1.0, frac**0.5, frac, 1 - frac,
+    ev = SolutionAblations(
+        seed=seed, n_R=0, fvu_full=0.0, fvu={ablation: dfvu}, dfvu={ablation: dfvu}, mass={ablation: mass}
+    )
+    return AblationRecord("t", ablation, ev, dfvu, fr, fr, 8, 64, 1.0, frac**0.5, frac, 1 - frac,
                           1.0, inside, outside, draws)  # fmt: skip
 
 

@@ -2,8 +2,8 @@
 
 The kernel's losses and gradients must be those of ``RolloutMSE`` (itself autograd's, tests/test_kernels.py) network
 by network: to rounding in float64, to float32 rounding in float32. Training must follow the reference loop
-``lib.paper_a.train.train`` on the same batches, and a solution's weights must not depend on the seeds trained beside
-it (the cache stores one model per configuration, however it was trained).
+``lib.paper_a.reference_training.train`` on the same batches, and a solution's weights must not depend on the seeds
+trained beside it (the cache stores one model per configuration, however it was trained).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from lib.kernels import recurrence, seed_batch
-from lib.paper_a import batched_training, train
+from lib.paper_a import batched_training, reference_training, train
 from lib.paper_a.train import TrainConfig
 
 SHAPES = [  # seeds, batch, steps, N_x, N_h, N_y, masked: the task models' and the copy controller's kinds of shape
@@ -78,7 +78,7 @@ def _config(**kw):
     ids=["flipflop", "sine-dense-default", "copy-cayley", "copy-early-stop"],
 )
 def test_training_follows_the_reference_loop_on_the_same_batches(config):
-    ref = train.train(config, progress=False)
+    ref = reference_training.train(config, progress=False)
     (ours,) = batched_training.train_seeds([config], progress=False)
     assert ours["steps_run"] == ref.steps_run and ours["val_history"] == ref.val_history
     np.testing.assert_allclose(ours["loss_history"], ref.loss_history, rtol=1e-10, atol=0)
@@ -89,7 +89,7 @@ def test_training_follows_the_reference_loop_on_the_same_batches(config):
 def test_float32_training_stays_within_float_tolerance_of_the_reference():
     """Adam normalises each gradient entry, so a rounding difference moves a weight by up to about lr per step."""
     config = _config(steps=20)
-    ref = train.train(config, progress=False)
+    ref = reference_training.train(config, progress=False)
     (ours,) = batched_training.train_seeds([config], progress=False)
     np.testing.assert_allclose(ours["loss_history"], ref.loss_history, rtol=1e-4)
     for k, w in ref.weights.items():

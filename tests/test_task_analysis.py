@@ -102,7 +102,7 @@ def test_analysis_shapes_and_tables(tiny):
 
 
 def test_cache_is_reused(tiny):
-    again = ta.train_solutions("flipflop", [0], steps=40, progress=False)[0]
+    again = ta.train_solutions("flipflop", seeds=[0], steps=40, progress=False)[0]
     assert again.from_cache
     assert torch.equal(again.weights["W_hh"], tiny.solutions[0].weights["W_hh"])
 
@@ -161,9 +161,22 @@ def test_spec_table_names_choices():
 
 
 @pytest.mark.parametrize(
-    "seeds,match",
-    [("abc", r"seeds='abc' must be a count"), (None, r"seeds=None must be a count"), ([0, "a"], r"seeds\[1\]='a'")],
+    "given,match",
+    [
+        ({"seeds": "abc"}, r"seeds='abc' must be a sequence of seeds"),
+        ({"seeds": 3}, r"seeds=3 must be a sequence of seeds \(integers ≥ 0\); a count is `solutions`"),
+        ({"seeds": [0, "a"]}, r"seeds\[1\]='a'"),
+        ({"solutions": "abc"}, r"solutions='abc' must be an integer"),
+    ],
 )
-def test_seeds_of_the_wrong_type_are_named(seeds, match):
+def test_seeds_and_solutions_of_the_wrong_type_are_named(given, match):
     with pytest.raises(TypeError, match=match):
-        ta.analyse_task("flipflop", seeds)
+        ta.analyse_task("flipflop", **given)
+
+
+def test_a_count_and_seeds_are_not_both_given():
+    with pytest.raises(ValueError, match=r"solutions=2 and seeds=\[0\]: give a count or the seeds, not both"):
+        ta.TaskStudy(task="flipflop", solutions=2, seeds=[0])
+    study = ta.TaskStudy(task="flipflop", seeds=[3, 5])
+    assert study.seeds == (3, 5) and study.solutions == 2
+    assert ta.TaskStudy(task="flipflop").seeds == tuple(range(10))

@@ -45,7 +45,12 @@ def test_other_sizes():
 
 @pytest.mark.parametrize(
     "kwargs,match",
-    [({"replay_steps": 0}, "replay_steps"), ({"n_symbols": 2.5}, "n_symbols"), ({"seed": -1}, "seed")],
+    [
+        ({"replay_steps": 0}, "replay_steps"),
+        ({"n_symbols": 2.5}, "n_symbols"),
+        ({"seed": -1}, "seed"),
+        ({"n_symbol": 3}, r"task 'copy' has no parameter n_symbol=3; its parameters are \['n_symbols', 'dim'"),
+    ],
 )
 def test_bad_parameters(kwargs, match):
     kw = {"seed": 0, **kwargs}

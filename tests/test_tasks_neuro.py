@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 from lib.core.paths import REPO_ROOT
-from lib.paper_a.tasks import available_tasks, get_task, load_task_modules
+from lib.paper_a import tasks
+from lib.paper_a.tasks import Batch, available_tasks, get_task, load_task_modules, register_task, rng_for
 
 load_task_modules(REPO_ROOT / "book" / "tasks")  # the book's example of a task outside lib: the integrator
 
@@ -78,8 +82,18 @@ class TestEveryTask:
             spec.generate(2, seed=0, length=0)
         with pytest.raises(TypeError, match="seed"):
             spec.generate(2, seed=-1)
-        with pytest.raises(TypeError):
+        with pytest.raises(ValueError, match=rf"task '{name}' has no parameter no_such_parameter=1; its parameters"):
             spec.generate(2, seed=0, no_such_parameter=1)
+        with pytest.raises(ValueError, match="no_such_parameter"):
+            spec.batches(2, 2, seed=0, no_such_parameter=1)
+
+    def test_defaults_stated_once_and_shown_in_the_signature(self, name):
+        """The registered generator takes every default as an optional keyword; its module is the task's own."""
+        spec = get_task(name)
+        shown = list(inspect.signature(spec.generate).parameters.values())[2:]
+        assert {p.name: p.default for p in shown} == spec.defaults
+        module = sys.modules[spec.generate.__module__]  # what the training cache fingerprints
+        assert getattr(module, "DEFAULTS", None) == spec.defaults
 
 
 def test_unknown_task_lists_names():
@@ -165,3 +179,68 @@ def test_many_batches_at_once_are_the_successive_batches_bit_for_bit(name, task_
             assert all_of_them.shape == (5, *single.shape) and all_of_them.dtype == single.dtype
             assert torch.equal(all_of_them[k], single)
     assert one.random() == many.random()  # the stream goes on alike
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """A copy of the registry for the test, so that its own tasks do not outlive it."""
+    monkeypatch.setattr(tasks, "_REGISTRY", dict(tasks._REGISTRY))
+
+
+def test_a_batched_generator_gives_the_single_batch_and_the_defaults(registry):
+    @register_task("t_batched", n_inputs=1, n_outputs=1, defaults={"length": 3, "scale": 2.0}, batched=True)
+    def generate_many(n_batches, batch_size, *, seed, length, scale):
+        x = scale * rng_for(seed).standard_normal((n_batches, batch_size, length, 1))
+        return Batch(torch.as_tensor(x), torch.as_tensor(x))
+
+    spec = get_task("t_batched")
+    assert spec.defaults == {"length": 3, "scale": 2.0} and spec.many is not None
+    assert torch.equal(spec.generate(4, seed=1).inputs_btx, generate_many(1, 4, seed=1).inputs_btx[0])
+    assert torch.equal(spec.batches(2, 4, seed=1, length=5).inputs_btx, generate_many(2, 4, seed=1, length=5)[0])
+    assert spec.generate(4, seed=1, scale=0.0).inputs_btx.abs().max() == 0
+    with pytest.raises(ValueError, match=r"task 't_batched' has no parameter lenght=5; its parameters are \['length'"):
+        spec.generate(4, seed=1, lenght=5)
+
+
+def test_a_single_batch_generator_is_stacked(registry):
+    @register_task("t_single", n_inputs=1, n_outputs=1, defaults={"length": 3})
+    def generate(batch_size, *, seed, length):
+        x = rng_for(seed).standard_normal((batch_size, length, 1))
+        return Batch(torch.as_tensor(x), torch.as_tensor(x))
+
+    spec = get_task("t_single")
+    assert spec.many is None and spec.generate(2, seed=0).inputs_btx.shape == (2, 3, 1)
+    rng = np.random.default_rng(0)
+    singles = [generate(2, seed=rng, length=4).inputs_btx for _ in range(3)]
+    assert torch.equal(spec.batches(3, 2, seed=0, length=4).inputs_btx, torch.stack(singles))
+    with pytest.raises(ValueError, match="n_batches"):
+        spec.batches(0, 2, seed=0)
+
+
+def test_defaults_may_come_from_the_signature(registry):
+    @register_task("t_signature", n_inputs=1, n_outputs=1)
+    def generate(batch_size, *, seed, length=3):
+        x = rng_for(seed).standard_normal((batch_size, length, 1))
+        return Batch(torch.as_tensor(x), torch.as_tensor(x))
+
+    assert get_task("t_signature").defaults == {"length": 3}
+
+
+@pytest.mark.parametrize(
+    "defaults,batched,match",
+    [
+        ({"length": 3, "scale": 1.0}, False, r"differ in \['scale'\]"),  # a default the generator does not take
+        ({}, False, r"differ in \['length'\]"),  # a parameter no default is given for
+        ({"length": 4}, False, "length=3 in the signature but 4 in defaults"),  # a default stated twice, unalike
+        ({"length": 3}, True, r"batched=True\) expects generate\(n_batches, batch_size"),  # not a batched generator
+    ],
+)
+def test_registration_checks_defaults_against_the_signature(registry, defaults, batched, match):
+    def generate(batch_size, *, seed, length=3):
+        return Batch(torch.zeros(batch_size, length, 1), torch.zeros(batch_size, length, 1))
+
+    with pytest.raises(ValueError, match=match):
+        register_task("t_bad", n_inputs=1, n_outputs=1, defaults=defaults, batched=batched)(generate)
+    assert "t_bad" not in available_tasks()
+    with pytest.raises(ValueError, match="'copy' is already registered"):
+        register_task("copy", n_inputs=1, n_outputs=1)(generate)

@@ -5,6 +5,7 @@ The kernels the training runs on are tested against torch.optim.Adam and autogra
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from pathlib import Path
 
@@ -158,11 +159,42 @@ def test_cache_key_follows_the_training_code(monkeypatch):
         "lib/kernels/seed_batch.py",
         "lib/paper_a/batched_training.py",
         "lib/paper_a/metrics.py",
+        "lib/paper_a/reference_training.py",
         "lib/paper_a/rnn.py",
+        "lib/paper_a/tasks/__init__.py",
         "lib/paper_a/tasks/_common.py",
         "lib/paper_a/tasks/flipflop.py",
         "lib/paper_a/train.py",
+        "lib/paper_a/training_config.py",
+        "lib/paper_a/training_data.py",
     ]
+
+
+def _lib_imports(module: str) -> set[str]:
+    """The lib modules ``module`` imports anywhere in its source (functions included), and what they import."""
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        path = REPO_ROOT / Path(*name.split("."))
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        if name in seen or not path.is_file():
+            continue
+        seen.add(name)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                todo += [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                todo += [node.module] + [f"{node.module}.{a.name}" for a in node.names]  # a name may be a module
+    return seen - {module}
+
+
+def test_the_two_trainings_import_only_what_lies_beneath_them():
+    """The readable reference depends on nothing of the fast path, and neither on the cache module above both."""
+    reference, batched = _lib_imports("lib.paper_a.reference_training"), _lib_imports("lib.paper_a.batched_training")
+    assert "lib.paper_a.batched_training" not in reference and "lib.paper_a.train" not in reference
+    assert not {"lib.paper_a.reference_training", "lib.paper_a.train"} & batched
+    assert {"lib.paper_a.training_config", "lib.paper_a.training_data"} <= reference & batched
+    assert {"lib.paper_a.batched_training", "lib.paper_a.reference_training"} <= _lib_imports("lib.paper_a.train")
 
 
 def test_load_or_train_many_in_processes_matches_serial_training(_cache):

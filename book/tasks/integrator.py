@@ -31,12 +31,16 @@ def generate(
     batch_size: int,
     *,
     seed: int | np.random.Generator,
-    length: int = 25,
-    bias_max: float = 0.01,
-    noise: float = 0.025,
-    dt: float = 0.04,
+    length: int,
+    bias_max: float,
+    noise: float,
+    dt: float,
 ) -> Batch:
-    """Inputs (B, T, 1) = biased white noise; targets (B, T, 1) = its running sum."""
+    """Inputs (B, T, 1) = biased white noise; targets (B, T, 1) = its running sum.
+
+    One batch per call (the registry stacks calls where many batches are asked for), every parameter given: the
+    registry fills in ``DEFAULTS`` for those a caller leaves out.
+    """
     batch_size = params.integer("batch_size", batch_size, min=1)
     length = params.integer("length", length, min=1)
     bias_max = params.real("bias_max", bias_max, min=0.0)

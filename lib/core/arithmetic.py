@@ -32,6 +32,8 @@ import shlex
 import sys
 import warnings
 
+from lib.core import settings
+
 #: Version of the pin set; part of :func:`signature` (and so of every cache key): a change retrains the models.
 PIN_VERSION = "avx2-1"
 
@@ -69,7 +71,7 @@ WHY: dict[str, str] = {
 }
 
 #: ``BOOK_ARITHMETIC``: ``pinned`` (the default) or ``native`` (no pins: each library picks for this CPU).
-MODE_ENV = "BOOK_ARITHMETIC"
+MODE_ENV = settings.ARITHMETIC
 MODES = ("pinned", "native")
 
 #: MKL's CNR branch codes (``mkl_cbwr_get(MKL_CBWR_BRANCH)``), from ``mkl_cbwr.h``.
@@ -87,7 +89,7 @@ class ArithmeticWarning(UserWarning):
 
 def mode(environ: dict[str, str] | None = None) -> str:
     """The validated ``$BOOK_ARITHMETIC`` (``pinned`` when unset)."""
-    value = (os.environ if environ is None else environ).get(MODE_ENV, "").strip() or "pinned"
+    value = settings.arithmetic(environ)
     if value not in MODES:
         raise ValueError(f"{MODE_ENV}={value!r} is not allowed; allowed: {', '.join(MODES)}")
     return value
@@ -118,7 +120,7 @@ def pinned_environment(environ: dict[str, str]) -> dict[str, str]:
 
 def unset_pins(environ: dict[str, str] | None = None) -> list[str]:
     """The pins this CPU can run that ``environ`` (default: this process's) does not hold at their value."""
-    environ = os.environ if environ is None else environ
+    environ = settings.environment() if environ is None else environ
     return [k for k, v in applicable_pins().items() if environ.get(k) != v]
 
 
@@ -196,8 +198,8 @@ def in_force() -> dict:
         "numpy_dispatch_off": sorted(g for g in _NUMPY_OFF if not __cpu_features__.get(g, False)),
         "numpy_x86_v3": bool(__cpu_features__.get("X86_V3", False)),
         "blas": _blas_libraries(),
-        "onednn_max_isa": os.environ.get("ONEDNN_MAX_CPU_ISA"),
-        "environment": {k: os.environ.get(k) for k in (*PINS, "OPENBLAS_L2_SIZE", MODE_ENV)},
+        "onednn_max_isa": settings.variable("ONEDNN_MAX_CPU_ISA"),
+        "environment": {k: settings.variable(k) for k in (*PINS, "OPENBLAS_L2_SIZE", MODE_ENV)},
         "numpy": np.__version__,
     }
 

@@ -1,11 +1,12 @@
 """The book's one cache of computed artefacts (trained models): keyed, atomic, and safe against corrupt entries.
 
 Every trained model of the book goes through :func:`fetch`: its file is ``cache_dir()/<kind>-<key>.pt`` with ``key``
-a hash of the configuration, a fingerprint of the source files that decide what the configuration computes
-(:func:`fingerprint`), the torch version and the arithmetic in force (:mod:`lib.core.arithmetic`). One corruption
-policy for all: an entry that cannot be read back is reported (a warning naming the file and why), moved aside to
-``<name>.corrupt-<time>`` for inspection, and recomputed; it is never deleted silently and never used. Writes go to
-a temporary file and an atomic rename; loads use ``torch.load(..., weights_only=True)``.
+a hash of the configuration, a fingerprint of the code that decides what the configuration computes
+(:func:`fingerprint`: its syntax, not its comments), the versions of torch and numpy and the arithmetic in force
+(:mod:`lib.core.arithmetic`). One corruption policy for all: an entry that cannot be read back is reported (a
+warning naming the file and why), moved aside to ``<name>.corrupt-<time>`` for inspection, and recomputed; it is never
+deleted silently and never used. Writes go to a temporary file and an atomic rename; loads use
+``torch.load(..., weights_only=True)``.
 
 A temporary file is named ``.<name>.<pid>.<random>.tmp`` after the process writing it, so one left behind by a killed
 process is recognised (:func:`lib.core.paths.remove_stale_temporaries`) without touching a save in progress elsewhere.
@@ -13,6 +14,7 @@ process is recognised (:func:`lib.core.paths.remove_stale_temporaries`) without 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -24,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import torch
 
 from lib.core import arithmetic
@@ -104,10 +107,36 @@ def _reason(exc: Exception) -> str:
     return (line[:160] + "…") if len(line) > 160 else (line or "unreadable")
 
 
+def code_text(path: Path) -> bytes:
+    """What a Python file computes, as bytes: its syntax tree without comments, docstrings, other bare strings
+    (which do nothing when run), line numbers or formatting. A file that is not Python, or does not parse: its bytes."""
+    source = Path(path).read_bytes()
+    if Path(path).suffix != ".py":
+        return source
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            kept = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            node.body = kept or [ast.Pass()]  # a body of only a docstring does what ``pass`` does
+    return ast.dump(tree, annotate_fields=False, include_attributes=False).encode()
+
+
 def fingerprint(sources: Iterable[ModuleType | str | Path]) -> str:
-    """16-hex-digit hash of the bytes of ``sources`` (modules or files) in sorted path order; missing files: empty."""
+    """16-hex-digit hash of what ``sources`` (modules or files) compute (:func:`code_text`, in sorted path order;
+    missing files: empty), and of the versions of torch and numpy they run on.
+
+    A comment, a docstring or a reformatting leaves it unchanged (nothing is retrained for them); any change to the
+    code, a constant included, changes it (``tests/test_fingerprints.py``).
+    """
     paths = sorted({Path(s.__file__) if isinstance(s, ModuleType) else Path(s) for s in sources})
-    return hashlib.sha256(b"".join(p.read_bytes() for p in paths if p.is_file())).hexdigest()[:16]
+    h = hashlib.sha256(f"torch {torch.__version__.split('+')[0]} numpy {np.__version__}\n".encode())
+    for path in paths:
+        h.update(code_text(path) if path.is_file() else b"")
+    return h.hexdigest()[:16]
 
 
 def entry_path(kind: str, config: Any, *, code: str) -> Path:

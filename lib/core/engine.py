@@ -39,11 +39,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lib.core import params
+from lib.core import params, settings
 from lib.core import progress as book_progress
 
 #: Environment variable naming the scheduler to use when no ``scheduler`` argument is given.
-SCHEDULER_ENV = "BOOK_SCHEDULER"
+SCHEDULER_ENV = settings.SCHEDULER
 #: Seconds to wait for a scheduler to answer before calling its address unreachable.
 CONNECT_TIMEOUT = 5.0
 #: The environment of a LocalCluster's workers: one thread for every numerical library.
@@ -57,12 +57,8 @@ def available_cpus() -> int:
 
 def default_workers() -> int:
     """Processes used when none are given: ``$BOOK_WORKERS`` if set, else :func:`available_cpus`."""
-    value = os.environ.get("BOOK_WORKERS")
-    if value is not None:
-        if not value.isdigit() or int(value) < 1:
-            raise ValueError(f"BOOK_WORKERS={value!r} must be a positive integer (processes for independent jobs)")
-        return int(value)
-    return available_cpus()
+    value = settings.workers()
+    return available_cpus() if value is None else value
 
 
 @dataclass(frozen=True)
@@ -91,7 +87,7 @@ def choose(scheduler: str | None = None, workers: int | None = None) -> Engine:
     workers = default_workers() if workers is None else params.integer("workers", workers, min=1)
     name = "scheduler"
     if scheduler is None:
-        scheduler, name = os.environ.get(SCHEDULER_ENV, "").strip() or None, f"${SCHEDULER_ENV}"
+        scheduler, name = settings.scheduler(), f"${SCHEDULER_ENV}"
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or " " in scheduler.strip()):
         raise ValueError(
             f"{name}={scheduler!r} is not allowed; give a Dask scheduler address such as 'tcp://host:8786', "

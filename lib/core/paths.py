@@ -11,17 +11,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from lib.core import settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_dir() -> Path:
     """The build folder (``$BOOK_BUILD_DIR`` or ``<repo>/_build``)."""
-    return Path(os.environ.get("BOOK_BUILD_DIR", REPO_ROOT / "_build")).resolve()
+    return settings.path(settings.BUILD_DIR, REPO_ROOT / "_build")
 
 
 def cache_dir() -> Path:
     """Cache of expensive artefacts keyed by configuration hash (``$BOOK_CACHE_DIR`` or ``_build/cache``)."""
-    path = Path(os.environ.get("BOOK_CACHE_DIR", build_dir() / "cache")).resolve()
+    path = settings.path(settings.CACHE_DIR, build_dir() / "cache")
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -22,13 +22,15 @@ from typing import IO
 
 from tqdm import tqdm
 
-ENV = "BOOK_PROGRESS"
+from lib.core import settings
+
+ENV = settings.PROGRESS
 MODES = ("notebook", "off")
 
 
 def destination() -> str:
     """The validated ``$BOOK_PROGRESS``: ``"notebook"``, ``"off"`` or an absolute file path."""
-    value = os.environ.get(ENV, "").strip() or "notebook"
+    value = settings.progress()
     if value in MODES:
         return value
     path = Path(value)

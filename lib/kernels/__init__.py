@@ -4,6 +4,7 @@
   MSE of its readout with its gradients, replacing autograd through :func:`lib.paper_a.rnn.rollout`;
 - :mod:`lib.kernels.adam`: Adam on one flat parameter vector, replacing ``torch.optim.Adam`` over the separate tensors.
 
-Nothing here knows about tasks or papers; the readable code (``lib.paper_a.rnn``, ``lib.paper_a.train``) calls these
-as it would call the reference. The kernels' source is part of the trained-model cache key.
+Nothing here knows about tasks or papers; the readable code (``lib.paper_a.rnn``,
+``lib.paper_a.reference_training``) calls these as it would call the reference. The kernels' code is part of the
+trained-model cache key.
 """

@@ -1,14 +1,14 @@
 """The chapter ``two_lenses``: its settings, the solutions it reads, and each section's glue values and tables.
 
-The solutions are the task chapters' cached models (the first ``seeds`` seeds of each §4 task) and the copy
-chapter's dense-orthogonal controllers (its first ``copy_seeds``), each scored on the held-out set the
+The solutions are the task chapters' cached models (the first ``solutions`` of each §4 task) and the copy
+chapter's dense-orthogonal controllers (its first ``copy_solutions``), each scored on the held-out set the
 task-dependence chapter uses, with its tolerance for "safe" (ΔFVU ≤ ``safe_tolerance``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from lib.lenses import scores
 from lib.lenses.solution import SolutionLens, check_taus, lens_solution
 from lib.paper_a import schur, train
 from lib.paper_a import task_analysis as ta
+from lib.paper_a.chapters.copy_task import CopyStudy
 from lib.paper_b.lifting import TAU, check_tau
 from lib.papers import beyond
 
@@ -27,12 +28,17 @@ from lib.papers import beyond
 TASKS = ("flipflop", "sine", "context", "copy")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LensStudy:
-    """The chapter's settings, validated on construction (before anything runs)."""
+    """The chapter's settings, validated on construction (before anything runs).
 
-    seeds: int = 10
-    copy_seeds: int = 3
+    ``solutions``: the task chapters' solutions per §4 task (seeds 0..solutions−1); ``copy_solutions``: the first
+    dense orthogonal controllers of the copy chapter (``copy_chapter``: its settings as the book runs it), at most as
+    many as it trains.
+    """
+
+    solutions: int = 10
+    copy_solutions: int = 3
     alpha: float = schur.PAPER_ALPHA
     safe_tolerance: float = 0.01
     probe_rows: int = 4096
@@ -43,11 +49,14 @@ class LensStudy:
     flow_steps: int = 5
     flow_rate: float = 0.5
     flow_probe_rows: int = 2048
+    copy_chapter: CopyStudy = field(default_factory=CopyStudy, repr=False)
 
     def __post_init__(self):
         checked = {
-            "seeds": params.integer("seeds", self.seeds, min=2, max=10),
-            "copy_seeds": params.integer("copy_seeds", self.copy_seeds, min=0, max=3),
+            "solutions": params.integer("solutions", self.solutions, min=2, max=10),
+            "copy_solutions": params.integer(
+                "copy_solutions", self.copy_solutions, min=0, max=self.copy_chapter.solutions
+            ),
             "alpha": schur.check_alpha(self.alpha),
             "safe_tolerance": params.real("safe_tolerance", self.safe_tolerance, min=0.0),
             "probe_rows": params.integer("probe_rows", self.probe_rows, min=1),
@@ -63,19 +72,22 @@ class LensStudy:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "taus", tuple(sorted(set(self.taus) | {self.tau})))
 
-    def jobs(self, copy_settings: dict[str, Any], seeds: int | None = None, copy_seeds: int | None = None):
-        """(task, cached solutions, held-out batch) per task: the first ``seeds`` (default: the study's) of each."""
-        seeds, copy_seeds = seeds or self.seeds, self.copy_seeds if copy_seeds is None else copy_seeds
-        jobs = [(t, ta.train_solutions(t, seeds, progress=False), ta.heldout_batch(t)) for t in TASKS[:3]]
-        if copy_seeds:
-            configs = ta.copy_chapter_configs(copy_seeds, copy_settings)
-            batch = ta.heldout_batch("copy", {"replay_steps": ta.COPY_LAGS}, copy_settings["heldout_trials"])
+    def jobs(self, solutions: int | None = None, copy_solutions: int | None = None):
+        """(task, cached solutions, held-out batch) per task: the first ``solutions`` and ``copy_solutions`` (default:
+        the study's) of each, the copy task's from the copy chapter's settings (``copy_chapter``)."""
+        copy_chapter = self.copy_chapter
+        solutions = self.solutions if solutions is None else solutions
+        copy_solutions = self.copy_solutions if copy_solutions is None else copy_solutions
+        jobs = [(t, ta.train_solutions(t, solutions, progress=False), ta.heldout_batch(t)) for t in TASKS[:3]]
+        if copy_solutions:
+            configs = copy_chapter.first("dense_orthogonal", copy_solutions, "copy_solutions")
+            batch = ta.heldout_batch("copy", {"replay_steps": ta.COPY_LAGS}, copy_chapter.heldout_trials)
             jobs.append(("copy", train.load_or_train_many(configs, progress=False), batch))
         return jobs
 
-    def lenses(self, copy_settings: dict[str, Any]) -> dict[str, list[SolutionLens]]:
+    def lenses(self) -> dict[str, list[SolutionLens]]:
         """task → the lens of each of its solutions (the first solution of each task also follows the λ-path)."""
-        jobs = self.jobs(copy_settings)
+        jobs = self.jobs()
         out: dict[str, list[SolutionLens]] = {}
         with bar(sum(len(j[1]) for j in jobs), desc="two lenses") as progress:
             for task, solutions, batch in jobs:
@@ -268,7 +280,8 @@ def _top_share(L: SolutionLens, b: str) -> float:
 
 def study_values(lenses: dict[str, list[SolutionLens]], study: LensStudy) -> dict[str, Any]:
     """The solutions read, the coordinates per solution (first solution of each task) and the probe rows."""
-    values: dict[str, Any] = {"seeds": study.seeds, "copy_seeds": study.copy_seeds, "probe_rows": study.probe_rows}
+    values: dict[str, Any] = {"seeds": study.solutions, "copy_seeds": study.copy_solutions}  # the glue's names
+    values["probe_rows"] = study.probe_rows
     values["n_solutions"] = sum(len(s) for s in lenses.values())
     for task, sols in lenses.items():
         values[f"n_coords_{task}"] = int(np.isfinite(sols[0].sens).sum())

@@ -12,7 +12,7 @@ import torch
 
 from lib.lenses import jacobian as lj
 from lib.paper_a import metrics, rnn
-from lib.paper_a.task_analysis.profiles import fvu_of
+from lib.paper_a.ablation import fvu_of
 
 #: Trials per chunk of the streamed Jacobian.
 CHUNK_TRIALS = 64
@@ -25,8 +25,7 @@ def single_entry_predictions(weights, coords: lj.Coordinates, batch, chunk_trial
     m = torch.ones_like(y) if mask is None else mask
     with torch.no_grad():
         out, _ = rnn.rollout_fast(w, x)
-    ybar = (y * m).sum((0, 1)) / m.sum((0, 1))
-    var = float(((y - ybar).square() * m).sum())
+    var = float(metrics.target_variance(y, mask))
     r = ((out - y) * m.sqrt()).reshape(x.shape[0], -1)  # the rows of J carry sqrt(m) already
     g = torch.zeros(coords.size, dtype=torch.float64)
     c = torch.zeros(coords.size, dtype=torch.float64)

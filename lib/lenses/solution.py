@@ -1,7 +1,7 @@
 """One trained solution seen through both lenses: paper A's ablations, real and predicted from paper B's Jacobian.
 
 For every subset S of the coupling blocks, δ_S (the removal, −T on the blocks of S) is applied for real (paper A's
-ablation, scored by the held-out FVU exactly as :mod:`lib.paper_a.task_analysis.profiles` scores it) and predicted:
+ablation, scored by :func:`lib.paper_a.ablation.subset_ablations` as the task chapters' profiles are) and predicted:
 
 * the first-order output change J δ_S (exact, by the linearised rollout over the whole held-out set);
 * the Gauss–Newton ΔFVU, ``(2 rᵀ J δ_S + ‖J δ_S‖²) / V`` with r the full model's masked residual ŷ − y and V the
@@ -22,8 +22,8 @@ import torch
 
 from lib.kernels.cpu_linalg import symmetric_eigh, tn_gram
 from lib.lenses import jacobian as lj
-from lib.paper_a import metrics, rnn, schur
-from lib.paper_a.task_analysis.profiles import fvu_of, subset_key
+from lib.paper_a import ablation, metrics, rnn, schur
+from lib.paper_a.ablation import SolutionAblations, fvu_of, subset_key
 from lib.paper_b.lifting import TAU, check_tau
 
 #: The ablated subsets (every non-empty subset of the three blocks, paper A's order).
@@ -31,26 +31,21 @@ SUBSETS: tuple[tuple[str, ...], ...] = tuple(s for s in schur.all_subsets() if s
 
 
 @dataclass(frozen=True, eq=False)
-class SolutionLens:
+class SolutionLens(SolutionAblations):
     """Real and predicted ablations of one solution (dicts keyed by subset key, e.g. ``"CR+CC"``).
 
-    ``dfvu``/``mass``: paper A's ΔFVU and removed mass (NaN ΔFVU for an empty subset, listed in ``empty``);
+    Paper A's side is the :class:`~lib.paper_a.ablation.SolutionAblations` of the non-empty subsets (seed, n_R, FVU,
+    ΔFVU and removed mass; NaN ΔFVU for an empty subset, listed in ``empty``).
     ``dfvu_gn``: the Gauss–Newton prediction; ``change``/``change_pred``: ‖Δŷ‖ real and ‖J δ_S‖ (masked);
     ``null``: τ → key → fraction of ‖δ_S‖² with σ < τσ₁; ``sens``/``abs_T``: (n, n) S_i and |T_ij| on the coupling
     entries (NaN elsewhere); ``singular_values``: of the probe Jacobian, descending.
     """
 
     task: str
-    seed: int
-    n_R: int
-    fvu_full: float
-    dfvu: dict[str, float]
-    mass: dict[str, float]
     dfvu_gn: dict[str, float]
     change: dict[str, float]
     change_pred: dict[str, float]
     null: dict[float, dict[str, float]]
-    empty: tuple[str, ...]
     sens: np.ndarray = field(repr=False)
     abs_T: np.ndarray = field(repr=False)
     singular_values: np.ndarray = field(repr=False)
@@ -92,31 +87,23 @@ def lens_solution(
     x, y, mask = batch
     sp = schur.split(schur.ordered_real_schur(w["W_hh"].numpy()), alpha)
     coords = lj.coordinates(sp)
-    with torch.no_grad():
-        out, _ = rnn.rollout_fast(w, x)
+    outs = {}  # subset key → the outputs of its rollout, "" the full model: each network rolled out once
+    real = ablation.subset_ablations(sp, SUBSETS, ablation.rollout_scorer(w, batch, outputs=outs), seed=seed)
+    out = outs[""]
     m = torch.ones_like(y) if mask is None else mask
-    ybar = (y * m).sum((0, 1)) / m.sum((0, 1))
-    var = float(((y - ybar).square() * m).sum())
+    var = float(metrics.target_variance(y, mask))
     resid = out - y  # r, unmasked: every sum below weighs by the mask m as the FVU does
-    fvu_full = metrics.fvu(out, y, mask)  # fvu_of(w, batch): the same rollout, not run twice
     blocks = schur.ABLATION_BLOCKS
     tangents = lj.coupling_jvp(w, coords, np.stack([coords.removal([b]) for b in blocks]), x)  # (3, B, T, N_y)
-    dfvu, mass, gn, change, change_pred, empty = {}, {}, {}, {}, {}, []
+    gn, change, change_pred = {}, {}, {}
     for s in SUBSETS:
         key = subset_key(s)
-        ab = schur.ablate(sp, s)
-        mass[key] = float(ab.removed_mass)
-        if mass[key] == 0.0:  # an empty ablation removes nothing (paper A's profiles leave it out the same way)
-            empty.append(key)
-            dfvu[key] = gn[key] = change[key] = change_pred[key] = math.nan
+        if key in real.empty:  # an empty ablation removes nothing (paper A's profiles leave it out the same way)
+            gn[key] = change[key] = change_pred[key] = math.nan
             continue
-        w_ab = {**w, "W_hh": torch.tensor(np.array(ab.W))}
-        with torch.no_grad():
-            out_ab, _ = rnn.rollout_fast(w_ab, x)
-        dfvu[key] = metrics.delta_fvu(metrics.fvu(out_ab, y, mask), fvu_full)  # fvu_of(w_ab, batch), one rollout
         jd = sum(tangents[blocks.index(b)] for b in s)  # J δ_S
         gn[key] = float((2 * (m * resid * jd).sum() + (m * jd.square()).sum()) / var)
-        change[key] = float((m * (out_ab - out).square()).sum().sqrt())
+        change[key] = float((m * (outs[key] - out).square()).sum().sqrt())
         change_pred[key] = float((m * jd.square()).sum().sqrt())
     trials = max(1, math.ceil(probe_rows / int(m[0].gt(0).sum())))
     J = lj.coupling_jacobian(w, coords, x[:trials], None if mask is None else mask[:trials])
@@ -124,15 +111,15 @@ def lens_solution(
     ev, V = symmetric_eigh(G)
     ev, V = ev.flip(0).clamp_min(0).numpy(), V.flip(1).numpy()
     S = np.sqrt(ev)
-    null = {t: _null_fractions(coords, S, V, t, empty) for t in taus}
+    null = {t: _null_fractions(coords, S, V, t, real.empty) for t in taus}
     sens = np.full((sp.form.n,) * 2, np.nan)
     sens[coords.rows, coords.cols] = np.sqrt(np.diag(G.numpy()) / J.shape[0])  # S_i = ‖J_{:,i}‖ / sqrt(M)
     abs_T = np.full_like(sens, np.nan)
     abs_T[coords.rows, coords.cols] = np.abs(coords.values)
-    path = _paths(w, coords, batch, tangents, m * resid, m, var, fvu_full, path_points) if path_points else {}
+    path = _paths(w, coords, batch, tangents, m * resid, m, var, real.fvu_full, path_points) if path_points else {}
     return SolutionLens(
-        task, int(seed), int(sp.n_R), float(fvu_full), dfvu, mass, gn, change, change_pred, null, tuple(empty),
-        sens, abs_T, S, int(J.shape[0]), path,
+        **real.ablation_fields(), task=task, dfvu_gn=gn, change=change, change_pred=change_pred, null=null,
+        sens=sens, abs_T=abs_T, singular_values=S, n_probe_rows=int(J.shape[0]), path=path,
     )  # fmt: skip
 
 

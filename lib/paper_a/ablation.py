@@ -3,21 +3,30 @@
 The runner is task-agnostic: ``score_fn(weights) -> float`` evaluates float64 weights ``{"W_xh", "W_hh", "W_hy"}``
 (e.g. replay accuracy for the copy task, held-out FVU for the §4 tasks). Input and readout weights stay fixed; only
 ``W_hh`` is replaced by W̃(S) = Q T̃(S) Qᵀ, computed from one precomputed ordered Schur form.
+
+The held-out FVU has its own runner, :func:`subset_ablations`: the ΔFVU and removed mass of each subset of one solution
+as a :class:`SolutionAblations`, the record that the task chapters' profiles, the two lenses and the open-questions
+controls extend. How each ablated network is scored is a :data:`Scorer`: :func:`rollout_scorer` rolls each one out
+alone (paper A's way); the controls score theirs in one stack (:mod:`lib.paper_a.confound`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 import torch
 
+from lib.core import devices
 from lib.core.tables import Table
-from lib.paper_a import schur
+from lib.paper_a import metrics, rnn, schur
 
 ScoreFn = Callable[[dict[str, torch.Tensor]], float]
+#: Scores the ablated networks of one solution: ablations (the full model first) → their held-out FVUs, in order.
+Scorer = Callable[[Sequence[schur.Ablation]], Sequence[float]]
 
 
 @dataclass(frozen=True)
@@ -158,3 +167,101 @@ def profiles_over_alpha(
 
 def _np(x):
     return x.detach().cpu().numpy() if hasattr(x, "detach") else x
+
+
+# ------------------------------------------------------------------------------------------------- ΔFVU of subsets
+
+
+def subset_key(subset: Iterable[str]) -> str:
+    """``("RR", "CC")`` → ``"RR+CC"``; ``()`` → ``""``."""
+    return "+".join(k for k in schur.ABLATION_BLOCKS if k in tuple(subset))
+
+
+def fvu_of(weights: dict[str, torch.Tensor], batch, device: str = devices.DEFAULT) -> float:
+    """Held-out FVU of the network on ``batch`` = (inputs_btx, targets_bty, mask_bty or None), float64 rollout on
+    ``device`` (``lib.core.devices``; the FVU itself is computed on the CPU)."""
+    return metrics.fvu(_outputs(weights, batch, device), batch[1], batch[2])
+
+
+def _outputs(weights, batch, device: str) -> torch.Tensor:
+    w = {k: v.to(device) for k, v in rnn.as_float64(weights).items()}
+    with torch.no_grad():
+        out, _ = rnn.rollout_fast(w, torch.as_tensor(batch[0]).to(device))
+    return out
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolutionAblations:
+    """The subset ablations of one solution scored by the held-out FVU (paper A §2.5, §2.7).
+
+    ``seed``: the solution's seed (−1 if not given); ``n_R``: its coordinates in R at the split's α; ``fvu_full``: the
+    full model's FVU. ``fvu``, ``dfvu`` (ΔFVU = FVU(W̃) − FVU(W)) and ``mass`` (‖ΔT‖_F/‖T‖_F) map a subset key
+    (:func:`subset_key`: ``"RR"``, ``"CR+CC"``, ``""`` = the full model) to a float. ``empty``: the keys of ablations
+    that remove no Schur mass; they change nothing, so their FVU and ΔFVU are NaN unless they were scored.
+    """
+
+    seed: int
+    n_R: int
+    fvu_full: float
+    fvu: dict[str, float]
+    dfvu: dict[str, float]
+    mass: dict[str, float]
+    empty: tuple[str, ...] = ()
+
+    def ablation_fields(self) -> dict[str, Any]:
+        """This record's fields by name: the keyword arguments that build a record extending it from this one."""
+        return {f.name: getattr(self, f.name) for f in fields(SolutionAblations)}
+
+
+def rollout_scorer(
+    weights: dict[str, Any], batch, device: str = devices.DEFAULT, outputs: dict | None = None
+) -> Scorer:
+    """The :data:`Scorer` of paper A: each network rolled out alone on ``batch`` and scored by :func:`fvu_of`.
+
+    The full model keeps its own W_hh; an ablation's W̃ is taken as it is. ``outputs``, a dict, receives each rollout's
+    outputs (B, T, N_y) under its subset key.
+    """
+    base = {k: torch.as_tensor(weights[k]) for k in rnn.WEIGHT_NAMES}
+
+    def score(ablations: Sequence[schur.Ablation]) -> list[float]:
+        fvus = []
+        for ab in ablations:
+            W = base["W_hh"] if not ab.remove else torch.as_tensor(np.array(ab.W), dtype=torch.float64)
+            out = _outputs({**base, "W_hh": W}, batch, device)
+            if outputs is not None:
+                outputs[subset_key(ab.remove)] = out
+            fvus.append(metrics.fvu(out, batch[1], batch[2]))
+        return fvus
+
+    return score
+
+
+def subset_ablations(
+    sectors: schur.SchurSplit,
+    subsets: Sequence[Iterable[str]],
+    score: Scorer,
+    *,
+    seed: int = -1,
+    score_empty: bool = False,
+) -> SolutionAblations:
+    """ΔFVU and removed mass of each subset of coupling blocks, W_hh → W̃(S) = Q T̃(S) Qᵀ on the split ``sectors``.
+
+    ``score`` gets the full model first, then each ablation in the order of ``subsets`` (``()`` is the full model,
+    scored once). An ablation that removes no mass is listed in ``empty`` and, unless ``score_empty``, not scored.
+    """
+    ablations = [schur.ablate(sectors, schur.canonical(s, "subset")) for s in subsets]
+    empty = [subset_key(ab.remove) for ab in ablations if ab.remove and ab.removed_mass == 0.0]
+    scored = [ab for ab in ablations if ab.remove and (score_empty or subset_key(ab.remove) not in empty)]
+    full, *rest = score([schur.ablate(sectors, ()), *scored])
+    fvu_full = float(full)
+    got = {subset_key(ab.remove): float(f) for ab, f in zip(scored, rest, strict=True)}
+    got[""] = fvu_full
+    fvu, dfvu, mass = {}, {}, {}
+    for ab in ablations:
+        key = subset_key(ab.remove)
+        mass[key] = float(ab.removed_mass)
+        fvu[key] = got.get(key, math.nan)
+        dfvu[key] = metrics.delta_fvu(fvu[key], fvu_full) if key in got else math.nan
+    return SolutionAblations(
+        seed=int(seed), n_R=int(sectors.n_R), fvu_full=fvu_full, fvu=fvu, dfvu=dfvu, mass=mass, empty=tuple(empty)
+    )

@@ -1,8 +1,10 @@
 """The book's training: several seeds of one configuration trained together, one batched recurrence per step.
 
-Readable reference: :func:`lib.paper_a.train.train`, one model at a time through
-:class:`lib.kernels.recurrence.RolloutMSE` (autograd's arithmetic) and a task batch per step. Here the solutions of
-a configuration that differ only in ``seed`` train side by side:
+Readable reference: :func:`lib.paper_a.reference_training.train`, one model at a time through
+:class:`lib.kernels.recurrence.RolloutMSE` (autograd's arithmetic) and a task batch per step. Both read the
+configuration from :mod:`lib.paper_a.training_config` and draw their batches from :mod:`lib.paper_a.training_data`;
+this module depends on nothing else of the reference. Here the solutions of a configuration that differ only in
+``seed`` train side by side:
 
 - the loss and weight gradients of all of them come from one :class:`lib.kernels.seed_batch.SeedBatchedMSE` call
   per step (one batched product per time step, tanh through the logistic function);
@@ -13,8 +15,9 @@ a configuration that differ only in ``seed`` train side by side:
   solution's weights do not depend on which other seeds it trained beside (tested);
 - bookkeeping is paid once per step, not once per solution: dense networks whose parameters are one flat leaf each
   are the rows of one (S, P) leaf under one Adam (:class:`lib.kernels.adam.StackedRows`, bit for bit each row's own
-  Adam), and each stream draws :data:`DATA_CHUNK` steps of batches at once (``TaskSpec.batches``, the same batches
-  as a generator call per step), stacked over the solutions once per chunk.
+  Adam), and each stream (:class:`lib.paper_a.training_data.DataStream`) draws ``DATA_CHUNK`` steps of batches at
+  once (``TaskSpec.batches``, the same batches as a generator call per step), stacked over the solutions once per
+  chunk.
 
 ``tests/test_seed_batch.py`` checks a short run against the reference loop on the same batches (float64: 1e-10;
 float32: float tolerance), the stacked rows against one leaf per solution (bit for bit, solutions stopping early
@@ -34,6 +37,8 @@ from lib.core.progress import bar as progress_bar
 from lib.kernels import adam, seed_batch
 from lib.paper_a import metrics, rnn
 from lib.paper_a.tasks import get_task
+from lib.paper_a.training_config import DTYPES
+from lib.paper_a.training_data import TRAIN_STREAM, DataStream, validation_batch
 
 #: Most solutions trained together in one process (more gain little: benchmarks/bench_training.py).
 SEED_BATCH = 8
@@ -44,39 +49,6 @@ def group_key(config) -> tuple:
     fields = config.to_dict()
     fields.pop("seed")
     return tuple(sorted((k, repr(v)) for k, v in fields.items()))
-
-
-#: Training batches drawn at once per solution (``TaskSpec.batches``: the same batches as one call per step).
-DATA_CHUNK = 64
-
-
-class DataStream:
-    """A configuration's training batches: the numpy stream ``default_rng([seed, stream])`` drawn :data:`DATA_CHUNK`
-    steps at a time (the same batches as one generator call per step); ``next()`` → ``(inputs_btx, targets_bty,
-    mask_bty or None)`` in ``dtype`` on ``device``; ``next_chunk()`` → the same with a leading (steps,) axis."""
-
-    def __init__(self, config, dtype, stream: int, device: torch.device | None = None, *, limit: int | None = None):
-        self._spec = get_task(config.task)
-        self._rng = np.random.default_rng([config.seed, stream])
-        self._config, self._dtype, self._device = config, dtype, device
-        self._left = limit  # batches still to draw (None: no end), so a short run draws no more than it uses
-        self._chunk, self._k = None, 0
-
-    def next_chunk(self):
-        n = DATA_CHUNK if self._left is None else min(DATA_CHUNK, self._left)
-        if n < 1:
-            raise RuntimeError(f"the stream's limit of batches is used up (limit={self._left})")
-        if self._left is not None:
-            self._left -= n
-        batch = self._spec.batches(n, self._config.batch_size, seed=self._rng, **self._config.task_params)
-        arrays = (batch.inputs_btx, batch.targets_bty, getattr(batch, "mask_bty", None))
-        return tuple(None if a is None else torch.as_tensor(a, dtype=self._dtype, device=self._device) for a in arrays)
-
-    def next(self):
-        if self._chunk is None or self._k == len(self._chunk[0]):
-            self._chunk, self._k = self.next_chunk(), 0
-        k, self._k = self._k, self._k + 1
-        return tuple(None if a is None else a[k] for a in self._chunk)
 
 
 class SeedData:
@@ -113,8 +85,6 @@ def train_seeds(configs, progress: bool = True, *, label: str = "", stacked: boo
     (:class:`lib.kernels.adam.StackedRows`, bit for bit the same weights); False keeps one leaf and one Adam per
     solution (the general route, which Cayley networks always take).
     """
-    from lib.paper_a import train as reference  # the configuration, its streams and dtypes live there
-
     configs = list(configs)
     keys = {group_key(c) for c in configs}
     if len(keys) != 1 or len({c.seed for c in configs}) != len(configs):
@@ -123,7 +93,7 @@ def train_seeds(configs, progress: bool = True, *, label: str = "", stacked: boo
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        return _train(configs, reference, progress, label, stacked)
+        return _train(configs, progress, label, stacked)
     finally:
         torch.set_num_threads(threads)
 
@@ -178,10 +148,10 @@ class _Stacked:
         self.rows.keep(active)
 
 
-def _train(configs, reference, progress: bool, label: str, stacked: bool) -> list[dict]:
+def _train(configs, progress: bool, label: str, stacked: bool) -> list[dict]:
     start = time.perf_counter()
     first = configs[0]
-    spec, dtype, device = get_task(first.task), reference.DTYPES[first.dtype], torch.device(first.device)
+    spec, dtype, device = get_task(first.task), DTYPES[first.dtype], torch.device(first.device)
     probe = spec.generate(1, seed=0, **first.task_params)
     n_inputs, n_outputs = probe.inputs_btx.shape[-1], probe.targets_bty.shape[-1]
     initial = [rnn.init_params(c.construction, c.n_hidden, n_inputs, n_outputs, seed=c.seed) for c in configs]
@@ -191,8 +161,8 @@ def _train(configs, reference, progress: bool, label: str, stacked: bool) -> lis
         solutions = _Stacked(trainables, configs)
     else:
         solutions = _PerSolution(trainables, configs)
-    data = SeedData([DataStream(c, dtype, reference.TRAIN_STREAM, device, limit=c.steps) for c in configs])
-    validation = [_validation_batch(c, dtype, reference, device) for c in configs]
+    data = SeedData([DataStream(c, dtype, TRAIN_STREAM, device, limit=c.steps) for c in configs])
+    validation = [validation_batch(c, dtype, device) for c in configs]
     kernel = seed_batch.SeedBatchedMSE()
     losses = [[] for _ in configs]
     checks = [[] for _ in configs]
@@ -226,16 +196,6 @@ def _train(configs, reference, progress: bool, label: str, stacked: bool) -> lis
 
 def _to(tensors: dict, device: torch.device) -> dict:
     return {k: v.to(device) for k, v in tensors.items()}
-
-
-def _validation_batch(config, dtype, reference, device):
-    if config.stop_accuracy is None:
-        return None
-    params = {**config.task_params, **config.stop_task_params}
-    batch = reference.task_batch(
-        config.task, config.stop_batch_size, seed=config.seed, stream=reference.VALIDATION_STREAM, **params
-    )
-    return tuple(None if t is None else t.to(device) for t in reference._tensors(batch, dtype))
 
 
 def _early_stop(active, trainables, validation, checks, step: int, target: float) -> set[int]:

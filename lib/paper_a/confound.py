@@ -10,8 +10,8 @@
 - for the single blocks, the path W(λ) = Q (T − λ T_S) Qᵀ on the full held-out batch.
 
 Subspaces, Δh and the controls use the first ``n_eval`` held-out trials (the ablation's own ΔFVU is recomputed on
-them, so an ablation and its controls are compared on the same trials). :mod:`.open_questions` turns the records into
-the chapter's numbers and verdicts.
+them by :func:`lib.paper_a.ablation.subset_ablations`, in one stack with its controls, so an ablation and its controls
+are compared on the same trials). :mod:`.open_questions` turns the records into the chapter's numbers and verdicts.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lib.core import params
+from lib.paper_a import ablation as abl
 from lib.paper_a import perturbation as pt
 from lib.paper_a import schur
 from lib.paper_a import subspace as sub
+from lib.paper_a.ablation import SolutionAblations
 
 #: Variance levels at which k PCs are taken.
 LEVELS = (0.9, 0.95, 0.99)
@@ -36,17 +38,18 @@ SUBSPACES = ("readout", "pc90", "pc95", "pc99", "manifold", "union")
 class AblationRecord:
     """One ablation of one solution. Fractions map a name of :data:`SUBSPACES` to a float (NaN if nothing moved).
 
-    ``dims`` maps the same names to each subspace's dimension; ``energy_*`` are Σ‖·‖² of the direct action over the
-    visited states (inside U, outside U, all); ``draws`` maps a kind of :data:`.perturbation.KINDS` to the draws'
-    ΔFVU (on the evaluation trials, like ``dfvu_eval``, ``dfvu_inside`` and ``dfvu_outside``).
+    ``evaluation``: the solution's ablations on the evaluation trials (:class:`~lib.paper_a.ablation.SolutionAblations`,
+    empty ones scored too), whence ``seed``, ``mass`` and ``dfvu_eval``; ``dfvu``: the chapters' ΔFVU on the full
+    held-out batch. ``dims`` maps the names of :data:`SUBSPACES` to each subspace's dimension; ``energy_*`` are Σ‖·‖²
+    of the direct action over the visited states (inside U, outside U, all); ``draws`` maps a kind of
+    :data:`.perturbation.KINDS` to the draws' ΔFVU (on the evaluation trials, like ``dfvu_eval``, ``dfvu_inside`` and
+    ``dfvu_outside``).
     """
 
     task: str
-    seed: int
     ablation: str
-    mass: float
+    evaluation: SolutionAblations = field(repr=False)
     dfvu: float
-    dfvu_eval: float
     frac_dh: dict[str, float]
     frac_dw: dict[str, float]
     union_dim: int
@@ -62,6 +65,26 @@ class AblationRecord:
     dims: dict[str, int] = field(default_factory=dict)
     lambdas: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     dfvu_path: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+
+    @property
+    def key(self) -> str:
+        """The ablation's subset key (``"CR"``, ``"RR+CR+CC"`` for ``"all"``)."""
+        return abl.subset_key(sub.block_set(self.ablation))
+
+    @property
+    def seed(self) -> int:
+        """The solution's seed."""
+        return self.evaluation.seed
+
+    @property
+    def mass(self) -> float:
+        """The removed Schur mass ‖T_S‖_F/‖T‖_F."""
+        return self.evaluation.mass[self.key]
+
+    @property
+    def dfvu_eval(self) -> float:
+        """The ablation's ΔFVU on the evaluation trials."""
+        return self.evaluation.dfvu[self.key]
 
     @property
     def enrichment(self) -> float:
@@ -112,28 +135,38 @@ def study_solution(
     H_flat = H.reshape(-1, n)
     h_norm = np.linalg.norm(H_flat)
 
-    records, stack = [], [W]
-    for name in sub.BLOCK_SETS:
-        dW, T_S = sub.removed_coupling(sectors, sub.block_set(name))
-        mass = float(np.linalg.norm(T_S) / np.linalg.norm(form.T))
-        inside, outside = sub.inside_outside(dW, U)
-        rng = draw_seed(draw_base_seed, task, seed, name)
-        mask = T_S != 0.0
-        rand = {}
-        for kind in pt.KINDS:
-            if mass == 0.0:
-                rand[kind] = np.zeros((0, n, n))
-                continue
-            rand[kind] = pt.random_directions(
-                kind, float(np.linalg.norm(dW)), draws, rng, n=n, form=form, mask_nn=mask, basis_nr=U
-            )
-        stack += [W - dW, W - inside, W - outside, *[W - d for k in pt.KINDS for d in rand[k]]]
-        action = H_flat @ dW.T  # (B·T, N): ΔW h on every visited state
-        records.append(
-            dict(name=name, dW=dW, T_S=T_S, mass=mass, action=action, n_draws={k: len(v) for k, v in rand.items()},
-                 e_in=float(np.sum((H_flat @ inside.T) ** 2)), e_out=float(np.sum((H_flat @ outside.T) ** 2)))
-        )  # fmt: skip
-    fvu = sub.fvu_many(weights, np.stack(stack), ev)
+    names = {sub.block_set(name): name for name in sub.BLOCK_SETS}
+    records, scored = [], {}
+
+    def score(ablations: Sequence[schur.Ablation]) -> list[float]:
+        """The full model, then each ablation W − ΔW with its controls (ΔW inside and outside U alone, random draws of
+        its norm), all in one stack on the evaluation trials; the ablations' FVUs, the controls' kept in ``scored``."""
+        stack, at = [W], []
+        for ab in ablations[1:]:
+            name = names[ab.remove]
+            dW, T_S = sub.removed_coupling(sectors, ab.remove)
+            inside, outside = sub.inside_outside(dW, U)
+            rng = draw_seed(draw_base_seed, task, seed, name)
+            rand = {}
+            for kind in pt.KINDS:
+                if ab.removed_mass == 0.0:
+                    rand[kind] = np.zeros((0, n, n))
+                    continue
+                rand[kind] = pt.random_directions(
+                    kind, float(np.linalg.norm(dW)), draws, rng, n=n, form=form, mask_nn=T_S != 0.0, basis_nr=U
+                )
+            at.append(len(stack))
+            stack += [W - dW, W - inside, W - outside, *[W - d for k in pt.KINDS for d in rand[k]]]
+            action = H_flat @ dW.T  # (B·T, N): ΔW h on every visited state
+            records.append(
+                dict(name=name, dW=dW, T_S=T_S, action=action, n_draws={k: len(v) for k, v in rand.items()},
+                     e_in=float(np.sum((H_flat @ inside.T) ** 2)), e_out=float(np.sum((H_flat @ outside.T) ** 2)))
+            )  # fmt: skip
+        scored["fvu"] = fvu = sub.fvu_many(weights, np.stack(stack), ev)
+        return [fvu[0], *fvu[at]]
+
+    evaluation = abl.subset_ablations(sectors, list(names), score, seed=seed, score_empty=True)
+    fvu = scored["fvu"]
     states = sub.rollout_many(weights, np.stack([W - r["dW"] for r in records]), ev[0]).numpy()
 
     # λ-paths of the single blocks on the full batch, one stack
@@ -143,19 +176,19 @@ def study_solution(
 
     out, pos = [], 1
     for i, r in enumerate(records):
-        f_abl, f_in, f_out = fvu[pos : pos + 3]
+        _, f_in, f_out = fvu[pos : pos + 3]
         pos += 3
         draw_dfvu = {}
         for k in pt.KINDS:
             draw_dfvu[k] = fvu[pos : pos + r["n_draws"][k]] - fvu[0]
             pos += r["n_draws"][k]
         dh = states[i] - H
-        key = "+".join(sub.block_set(r["name"]))
+        key = abl.subset_key(sub.block_set(r["name"]))
         frac = lambda v: {s: sub.energy_fraction(v, bases[s]) for s in SUBSPACES}  # noqa: E731
         rec = AblationRecord(
-            task=task, seed=seed, ablation=r["name"], mass=r["mass"], dfvu=float(dfvu[key]),
-            dfvu_eval=float(f_abl - fvu[0]), frac_dh=frac(dh), frac_dw=frac(r["action"]), union_dim=U.shape[1],
-            n_hidden=n, action=float(np.linalg.norm(r["action"]) / h_norm),
+            task=task, ablation=r["name"], evaluation=evaluation, dfvu=float(dfvu[key]), frac_dh=frac(dh),
+            frac_dw=frac(r["action"]), union_dim=U.shape[1], n_hidden=n,
+            action=float(np.linalg.norm(r["action"]) / h_norm),
             action_in=float(np.linalg.norm(r["action"] @ U) / h_norm), energy_in=r["e_in"], energy_out=r["e_out"],
             energy_total=float(np.sum(r["action"] ** 2)),
             dfvu_inside=float(f_in - fvu[0]), dfvu_outside=float(f_out - fvu[0]), draws=draw_dfvu,

@@ -8,6 +8,9 @@ and builds ``W_hh = O(A) D O(A)ᵀ`` through :func:`weights_from_params`.
 
 from __future__ import annotations
 
+from numbers import Integral
+from typing import Any
+
 import numpy as np
 import torch
 
@@ -72,6 +75,21 @@ def as_float64(weights: Weights) -> Weights:
 # --------------------------------------------------------------------------------------------------- constructions
 
 
+def check_width(name: str, value: Any, *, min: int = 2, max: int | None = None) -> int:
+    """``value`` as an ``int`` if it is an even integer ≥ ``min`` (and ≤ ``max``): a hidden width N_h, even because
+    the dense-normal and Cayley constructions are built of 2×2 blocks. ``TypeError``/``ValueError`` naming ``name``,
+    the value and what is allowed otherwise."""
+    allowed = f"an even integer ≥ {min}" if max is None else f"an even integer in [{min}, {max}]"
+    why = "(the dense-normal and Cayley constructions are built of 2×2 blocks)"
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name}={value!r} must be {allowed} {why}")
+    if value < min or (max is not None and value > max):
+        raise ValueError(f"{name}={value!r} is out of range; allowed: {allowed} {why}")
+    if value % 2:
+        raise ValueError(f"{name}={value!r} is odd; allowed: {allowed} {why}")
+    return int(value)
+
+
 def cayley(A: torch.Tensor) -> torch.Tensor:
     """Paper A's Cayley transform O(A) = (I − A)(I + A)⁻¹ for skew A (N, N); torch's own map is O(−A/2)."""
     eye = torch.eye(A.shape[-1], dtype=A.dtype, device=A.device)
@@ -128,9 +146,7 @@ def init_params(
     U ~ U[−m, m], and D = realblock(eig(W̃)), W̃ ~ U[−m, m], trained as per-block (a, b) and 1×1 entries d.
     """
     _params.choice("construction", construction, CONSTRUCTIONS)
-    n_hidden = _params.integer("n_hidden", n_hidden, min=2)
-    if n_hidden % 2:
-        raise ValueError(f"n_hidden={n_hidden} must be even (the dense-normal and Cayley D have 2×2 blocks)")
+    n_hidden = check_width("n_hidden", n_hidden)
     n_inputs = _params.integer("n_inputs", n_inputs, min=1)
     n_outputs = _params.integer("n_outputs", n_outputs, min=1)
     seed = _params.integer("seed", seed, min=0)

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from lib.core import params
-from lib.paper_a import schur
+from lib.paper_a import metrics, schur
 
 #: The ablations studied: the three single blocks and all three together (name → blocks of eq. 5).
 BLOCK_SETS: dict[str, tuple[str, ...]] = {"RR": ("RR",), "CR": ("CR",), "CC": ("CC",), "all": ("RR", "CR", "CC")}
@@ -194,20 +194,17 @@ def rollout_many(weights: dict, W_hh_dnn, inputs_btx, readout: bool = False) -> 
 
 
 def fvu_many(weights: dict, W_hh_dnn, batch, chunk: int = 32) -> np.ndarray:
-    """(D,) held-out FVU (:func:`lib.paper_a.metrics.fvu`) of the network with each recurrent matrix of the stack.
+    """(D,) held-out FVU (:func:`lib.paper_a.metrics.fvu`, ``stacked=True``) of the network with each recurrent matrix
+    of the stack.
 
     ``batch`` = (inputs_btx, targets_bty, mask_bty or None); the stack is rolled out ``chunk`` matrices at a time.
     """
     inputs, targets, mask = batch
-    y = torch.as_tensor(targets, dtype=torch.float64)
-    m = torch.ones_like(y) if mask is None else torch.as_tensor(mask, dtype=torch.float64)
-    ybar = (y * m).sum(dim=(0, 1)) / m.sum(dim=(0, 1))
-    var = (((y - ybar) ** 2) * m).sum()
     W = np.asarray(W_hh_dnn)
     out = []
     for i in range(0, W.shape[0], chunk):
         yhat = rollout_many(weights, W[i : i + chunk], inputs, readout=True)  # (d, B, T, N_y)
-        out.append(((((yhat - y) ** 2) * m).sum(dim=(1, 2, 3)) / var).numpy())
+        out.append(metrics.fvu(yhat, targets, mask, stacked=True))
     return np.concatenate(out)
 
 

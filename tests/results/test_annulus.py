@@ -13,14 +13,14 @@ import math
 
 import pytest
 
-from lib.papers import symmetry_lifting as paper_b
+from lib.papers import symmetry_lifting
 
 pytestmark = pytest.mark.results
 A = "annulus::"
 CONDITIONS = ("wedge_init", "wedge_trained", "full_init", "full_trained")
 
 
-@pytest.mark.parametrize(("kind", "c"), sorted(paper_b.ANNULUS_TABLE))
+@pytest.mark.parametrize(("kind", "c"), sorted(symmetry_lifting.ANNULUS_TABLE))
 def test_flows_are_the_notes_table(results, kind, c):
     """Every entry of the notes' §8.8 row (resolved ‖δ‖ start, end, exact-flow prediction, accuracies; fixed ‖δ‖ end
     and accuracy) within half a unit of its last printed digit: the same data, seed and settings."""
@@ -33,8 +33,8 @@ def test_flows_are_the_notes_table(results, kind, c):
         "fixed_end": results[f"{A}defect_end_{kind}_fixed_{c}"],
         "fixed_acc": results[f"{A}acc_end_{kind}_fixed_{c}"],
     }
-    assert set(ours) == set(paper_b.ANNULUS_TABLE[(kind, c)])
-    for column, quote in paper_b.ANNULUS_TABLE[(kind, c)].items():
+    assert set(ours) == set(symmetry_lifting.ANNULUS_TABLE[(kind, c)])
+    for column, quote in symmetry_lifting.ANNULUS_TABLE[(kind, c)].items():
         got = ours[column]
         assert abs(got - quote.value) <= quote.half_unit * (1 + 1e-9), f"{kind}* {c} {column}: {got} vs {quote}"
 
@@ -46,13 +46,13 @@ def test_jacobian_matches_finite_differences_and_jacrev(results):
 
 
 # ------------------------------------------------------------------------------------------------- issue 16
-# How c* and b* relate (lib.paper_b.annulus.cosines): the realised moves J c*, J b* keep the targets' cosine up to
+# How c* and b* relate (lib.paper_b.relations): the realised moves J c*, J b* keep the targets' cosine up to
 # what the lifts' residuals r and tails t allow, exactly (the module's identity).
 
 
 @pytest.mark.parametrize("c", CONDITIONS)
 def test_realised_moves_keep_the_targets_cosine_within_the_bound(results, c):
-    from lib.paper_b.annulus.cosines import realised_cosine_bound
+    from lib.paper_b.relations import realised_cosine_bound
 
     v = {k: results[f"{A}{k}_start_{c}"] for k in ("rel_res_c", "rel_res_b", "tail_c", "tail_b", "cos_targets")}
     bound = realised_cosine_bound(v["rel_res_c"], v["rel_res_b"], v["tail_c"], v["tail_b"], v["cos_targets"])
@@ -76,8 +76,8 @@ def test_b_flow_is_headed_for_the_projection(results, c):
     start = results[f"{A}defect_rel_start_{c}"]
     assert results[f"{A}end_dist_start_b_{c}"] == pytest.approx(start, rel=1e-12)
     # notes §8.8: the resolved defect walk ends within 1 % of e^{−t}‖δ₀‖ at the notes' flow time t = 1
-    predicted = math.exp(-paper_b.ANNULUS["flow_time"]) * results[f"{A}defect_start_{c}"]
-    tolerance = paper_b.RESOLVED_B_TOLERANCE.value
+    predicted = math.exp(-symmetry_lifting.ANNULUS["flow_time"]) * results[f"{A}defect_start_{c}"]
+    tolerance = symmetry_lifting.RESOLVED_B_TOLERANCE.value
     assert abs(results[f"{A}defect_end_b_resolved_{c}"] / predicted - 1) <= tolerance
 
 

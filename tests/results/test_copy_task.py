@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 from tests.results import evidence as ev
 
 pytestmark = pytest.mark.results
@@ -39,9 +39,9 @@ def test_cayley_couplings_negligible_and_every_ablation_harmless(results):
 
 def test_n_R_at_the_three_alphas_is_table1s(results):
     # paper Table 1: n_R = 64 for the dense orthogonal controller at α = 0.85, 0.9 and 0.95 (an integer: exact)
-    want = int(paper_a.TABLE1["dense orthogonal"]["n_R"].text)
-    got = {a: r(results, f"nR_orth_{round(100 * a):03d}") for a in paper_a.TABLE1_ALPHAS}
-    assert got == dict.fromkeys(paper_a.TABLE1_ALPHAS, want)
+    want = int(schur_ablation.TABLE1["dense orthogonal"]["n_R"].text)
+    got = {a: r(results, f"nR_orth_{round(100 * a):03d}") for a in schur_ablation.TABLE1_ALPHAS}
+    assert got == dict.fromkeys(schur_ablation.TABLE1_ALPHAS, want)
 
 
 @pytest.mark.parametrize(("construction", "tag"), [("dense_orthogonal", "orth"), ("cayley", "cayley")])
@@ -49,7 +49,7 @@ def test_n_R_is_the_representatives_eigenvalue_count(results, construction, tag)
     # the representative controller (seed 0) from the model cache: eigenvalues with |λ| ≥ α·ρ by numpy, not the
     # ordered Schur split the chapter uses
     W = ev.cached_copy_weights(construction, r(results, "n_hidden"), 0, results)["W_hh"]
-    for a in paper_a.TABLE1_ALPHAS:
+    for a in schur_ablation.TABLE1_ALPHAS:
         assert r(results, f"nR_{tag}_{round(100 * a):03d}") == ev.n_R_by_eigenvalues(W, a), a
     assert r(results, f"nR_{tag}") == ev.n_R_by_eigenvalues(W, r(results, "alpha"))
 

@@ -108,7 +108,7 @@ def test_new_task_reports_its_cached_solutions(results):
     inputs, targets, mask = (None if t is None else t.numpy() for t in ta.heldout_batch(task))
     mask = np.ones_like(targets) if mask is None else mask
     fvu, n_R, gaps = [], [], []
-    for w in ev.cached_task_weights(task, settings["seeds"]):
+    for w in ev.cached_task_weights(task, settings["solutions"]):
         h = np.zeros((inputs.shape[0], w["W_hh"].shape[0]))
         out = np.empty_like(targets)
         for t in range(inputs.shape[1]):

@@ -68,8 +68,8 @@ def test_the_confound_counts_are_the_solutions(results, task):
 def _weights(results, task):
     """The W_hh of every solution the chapter studies for ``task`` (copy: its dense orthogonal controllers at 72)."""
     if task == "copy":
-        seeds = bookrun.chapter_settings("paper_a_open")["copy_seeds"]
-        return [ev.cached_copy_weights("dense_orthogonal", 72, s, results)["W_hh"] for s in range(seeds)]
+        solutions = bookrun.chapter_settings("paper_a_open")["copy_solutions"]
+        return [ev.cached_copy_weights("dense_orthogonal", 72, s, results)["W_hh"] for s in range(solutions)]
     return [w["W_hh"] for w in ev.cached_task_weights(task, results[f"task_{task}::n_seeds"])]
 
 

@@ -19,7 +19,7 @@ from lib.core.tables import Table
 from lib.paper_a import ablation, schur, train
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.chapters.copy_task import MODELS, SUBSET_NAMES, CopyStudy, plain_values
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: The subsets the Table-1 scan ablates at each threshold.
 TABLE1_SUBSETS = [(), ("CC",), ("CR",)]
@@ -34,7 +34,7 @@ SECTIONS = {
 
 def paper_fig1() -> dict[str, float]:
     """The paper's Fig. 1 accuracies of its dense orthogonal controller, by subset label."""
-    return {schur.label(s): paper_a.COPY_DENSE_ORTH[s].value for s in schur.all_subsets()}
+    return {schur.label(s): schur_ablation.COPY_DENSE_ORTH[s].value for s in schur.all_subsets()}
 
 
 def representative_values(profile: ablation.AblationResult, preserve_tol: float) -> dict[str, Any]:
@@ -84,7 +84,7 @@ def threshold_table(scans: dict[str, list[ablation.AblationResult]]) -> tuple[di
     """n_R and accuracies at each threshold beside the paper's Table 1, and the glue values of the scan."""
     rows, values = [], {}
     for model, results in scans.items():
-        paper = {k: q.value for k, q in paper_a.TABLE1[model].items()}
+        paper = {k: q.value for k, q in schur_ablation.TABLE1[model].items()}
         for res in results:
             rows.append(
                 (

@@ -17,7 +17,7 @@ from lib.core.claims import SECOND_SET_START
 from lib.core.tables import Table
 from lib.paper_a import metrics, rnn, schur, train
 from lib.paper_a.tasks import get_task
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: The chapter's glue name of each subset of couplings (paper A's Fig. 1), in the order of schur.all_subsets().
 SUBSET_NAMES = {
@@ -46,28 +46,24 @@ def plain_values(values: dict[str, Any]) -> dict[str, Any]:
     return {name: plain(value) for name, value in values.items()}
 
 
-@dataclass(frozen=True)
-class CopyStudy:
+@dataclass(frozen=True, kw_only=True)
+class CopyStudy(train.CopyTraining):
     """The copy chapter's settings, validated on construction (before any training).
 
-    The training settings (``n_hidden`` even, ``lr``, ``batch_size``, ``max_steps``, ``stop_accuracy``,
-    ``stop_every``, ``replay_steps``) are validated by the solutions' :class:`lib.paper_a.train.TrainConfig`, built
-    here; α and the Table-1 thresholds by :func:`lib.paper_a.schur.check_alpha`; the rest here.
+    The training settings and their defaults are :class:`lib.paper_a.train.CopyTraining`'s (``n_hidden`` even,
+    ``lr``, ``batch_size``, ``replay_steps``, ``max_steps``, ``stop_accuracy``, ``stop_every``), checked by the
+    solutions' TrainConfigs, built here; α and the Table-1 thresholds by :func:`lib.paper_a.schur.check_alpha`; the
+    rest here. ``solutions``: how many solutions of each construction (dense orthogonal, Cayley) at ``n_hidden``,
+    seeds 0..solutions−1. ``CopyStudy()`` is the chapter as the book runs it; the chapters that reuse its solutions
+    read their settings from it.
     """
 
-    n_hidden: int = 72
-    seeds: int = 5
+    solutions: int = 5
     representative_seed: int = 0
     other_constructions: Sequence[str] = ("dense_default", "dense_normal")
     other_widths: Sequence[int] = (56, 64)
     alpha: float = schur.PAPER_ALPHA
     alphas: Sequence[float] = (0.85, 0.9, 0.95)
-    lr: float = 3e-3
-    batch_size: int = 64
-    replay_steps: int = 32
-    max_steps: int = 4000
-    stop_accuracy: float = 0.995
-    stop_every: int = 100
     eval_lags: int = 128
     heldout_trials: int = 1024
     heldout_seed: int = 2026
@@ -79,13 +75,11 @@ class CopyStudy:
     second_configs: dict[str, train.TrainConfig] = field(init=False, repr=False)
 
     def __post_init__(self):
-        seeds = params.integer("seeds", self.seeds, min=1, max=20)
-        widths = [params.integer("other_widths[]", w, min=2) for w in self.other_widths]
-        if any(w % 2 for w in widths):
-            raise ValueError(f"other_widths={widths} must all be even")
-        representative = params.integer("representative_seed", self.representative_seed, min=0, max=seeds - 1)
+        solutions = params.integer("solutions", self.solutions, min=1, max=20)
+        widths = [rnn.check_width(f"other_widths[{i}]", w) for i, w in enumerate(self.other_widths)]
+        representative = params.integer("representative_seed", self.representative_seed, min=0, max=solutions - 1)
         checked = {
-            "seeds": seeds,
+            "solutions": solutions,
             "representative_seed": representative,
             "other_constructions": params.subset("other_constructions", self.other_constructions, rnn.CONSTRUCTIONS),
             "other_widths": widths,
@@ -106,49 +100,49 @@ class CopyStudy:
 
     @property
     def second_seeds(self) -> range:
-        """The second set's seeds: ``second_set`` of them from ``SECOND_SET_START`` (disjoint from ``seeds``' 0..)."""
+        """The second set's seeds: ``second_set`` of them from ``SECOND_SET_START`` (disjoint from the first set's
+        0..solutions−1)."""
         return range(SECOND_SET_START, SECOND_SET_START + self.second_set)
 
     def _configs(self, seeds: Sequence[int] | None = None, others: bool = True) -> dict[str, train.TrainConfig]:
-        """name → TrainConfig of every solution: both constructions per seed (``seeds``, default 0..seeds−1), then
-        (``others``) the other constructions and widths."""
-        solutions = {}
-        for seed in range(self.seeds) if seeds is None else seeds:
+        """name → TrainConfig of every solution: both constructions per seed (``seeds``, default 0..solutions−1),
+        then (``others``) the other constructions and widths."""
+        chosen = {}
+        for seed in range(self.solutions) if seeds is None else seeds:
             for construction in ("dense_orthogonal", "cayley"):
-                solutions[f"{construction} N_h={self.n_hidden} seed {seed}"] = (construction, self.n_hidden, seed)
+                chosen[f"{construction} N_h={self.n_hidden} seed {seed}"] = (construction, self.n_hidden, seed)
         for construction in self.other_constructions if others else ():
-            solutions.setdefault(f"{construction} N_h={self.n_hidden} seed 0", (construction, self.n_hidden, 0))
+            chosen.setdefault(f"{construction} N_h={self.n_hidden} seed 0", (construction, self.n_hidden, 0))
         for width in self.other_widths if others else ():
-            solutions.setdefault(f"dense_orthogonal N_h={width} seed 0", ("dense_orthogonal", width, 0))
-        overrides = dict(
-            lr=self.lr,
-            batch_size=self.batch_size,
-            steps=self.max_steps,
-            stop_accuracy=self.stop_accuracy,
-            stop_every=self.stop_every,
-            task_params={"replay_steps": self.replay_steps},
-        )
-        return {name: train.copy_config(c, n, s, **overrides) for name, (c, n, s) in solutions.items()}
+            chosen.setdefault(f"dense_orthogonal N_h={width} seed 0", ("dense_orthogonal", width, 0))
+        return {name: self.config(c, n, s) for name, (c, n, s) in chosen.items()}
+
+    def first(self, construction: str, count: int, name: str = "count") -> list[train.TrainConfig]:
+        """The TrainConfigs of the first ``count`` solutions of ``construction`` at n_hidden (seeds 0..count−1): what
+        a chapter that reuses this chapter's solutions reads; ``ValueError`` naming ``name`` if the chapter trains
+        fewer (``solutions``)."""
+        count = params.integer(name, count, min=0, max=self.solutions)
+        return [self.configs[f"{construction} N_h={self.n_hidden} seed {seed}"] for seed in range(count)]
 
     def glue_values(self) -> dict[str, Any]:
         """The paper's copy-task numbers (Fig. 1, Table 1, the classes) and the chapter's settings, as glued."""
-        values = {f"paper_acc_{key}": paper_a.COPY_DENSE_ORTH[s].text for s, key in SUBSET_NAMES.items()}
+        values = {f"paper_acc_{key}": schur_ablation.COPY_DENSE_ORTH[s].text for s, key in SUBSET_NAMES.items()}
         for model, tag in MODELS:
-            for k, q in paper_a.TABLE1[model].items():
+            for k, q in schur_ablation.TABLE1[model].items():
                 values[f"paper_table1_{k}_{tag}"] = q.text
-        values["paper_n_classes"] = len(paper_a.CLASSES)
-        values["paper_classes"] = ", ".join(q.text for q in paper_a.CLASSES)
-        values["paper_width"] = paper_a.COPY["representative_width"]
-        values["paper_lags"] = paper_a.COPY["lags"]
-        values["paper_alphas"] = " / ".join(f"{a:g}" for a in paper_a.TABLE1_ALPHAS)
-        stop_rule = train.copy_config("dense_orthogonal", self.n_hidden, 0)
+        values["paper_n_classes"] = len(schur_ablation.CLASSES)
+        values["paper_classes"] = ", ".join(q.text for q in schur_ablation.CLASSES)
+        values["paper_width"] = schur_ablation.COPY["representative_width"]
+        values["paper_lags"] = schur_ablation.COPY["lags"]
+        values["paper_alphas"] = " / ".join(f"{a:g}" for a in schur_ablation.TABLE1_ALPHAS)
+        stop_rule = self.config("dense_orthogonal", self.n_hidden, 0)
         values["stop_lags"] = stop_rule.stop_task_params["replay_steps"]
         values["stop_trials"] = stop_rule.stop_batch_size
-        values["replay_periods"] = self.replay_steps / paper_a.COPY["symbols"]
-        settings = ("n_hidden", "seeds", "alpha", "lr", "batch_size", "replay_steps", "stop_accuracy", "stop_every")
-        settings += ("max_steps", "eval_lags", "heldout_trials", "preserve_tol", "solved", "negligible_mass")
-        settings += ("second_set",)
-        values |= {name: getattr(self, name) for name in settings}
+        values["replay_periods"] = self.replay_steps / schur_ablation.COPY["symbols"]
+        settings = {"n_hidden": self.n_hidden, "seeds": self.solutions}  # the glue keeps its name "seeds"
+        names = ("alpha", "lr", "batch_size", "replay_steps", "stop_accuracy", "stop_every", "max_steps", "eval_lags")
+        names += ("heldout_trials", "preserve_tol", "solved", "negligible_mass", "second_set")
+        values |= settings | {name: getattr(self, name) for name in names}
         return plain_values(values)
 
     def representative(self, construction: str) -> str:

@@ -23,7 +23,7 @@ from lib.core.claims import SECOND_SET_GLUE, SECOND_SET_START
 from lib.core.lines import line
 from lib.core.tables import Table, mean_sem_text
 from lib.core.verdicts import solutions_to_decide, wilson
-from lib.paper_a import schur
+from lib.paper_a import rnn, schur
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.task_analysis import sweeps
 from lib.paper_a.train import TrainConfig
@@ -46,10 +46,7 @@ def check_widths(widths: Any) -> tuple[int, ...]:
     """``widths`` as a sorted tuple of distinct even integers ≥ 2 (N_h; the 2×2 blocks need an even width)."""
     if isinstance(widths, str | bytes) or not isinstance(widths, Sequence) or not widths:
         raise TypeError(f"widths={widths!r} must be a non-empty list of even integers ≥ 2 (N_h), e.g. [32, 64, 128]")
-    checked = [params.integer(f"widths[{i}]", w, min=2) for i, w in enumerate(widths)]
-    odd = [w for w in checked if w % 2]
-    if odd:
-        raise ValueError(f"widths={list(widths)!r} contains the odd width(s) {odd}; allowed: even integers ≥ 2")
+    checked = [rnn.check_width(f"widths[{i}]", w) for i, w in enumerate(widths)]
     if len(set(checked)) != len(checked):
         raise ValueError(f"widths={list(widths)!r} lists a width twice; give each N_h once")
     return tuple(sorted(checked))
@@ -63,7 +60,7 @@ def check_tasks(tasks: Any) -> tuple[str, ...]:
     return tuple(names)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SolutionSweep:
     """The chapter's settings, validated on construction (before anything runs).
 

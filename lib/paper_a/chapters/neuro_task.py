@@ -21,7 +21,7 @@ from lib.paper_a.task_analysis import (
     paper_orderings,
 )
 from lib.paper_a.task_analysis.orderings import GENERIC_ORDERINGS
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: The gap below which a block counts as sitting at the threshold.
 GAP_CUT = 0.01
@@ -50,9 +50,9 @@ def setup_values(study: TaskStudy, steps: int, safe_tolerance: float) -> dict[st
     for name in ("n_hidden", "lr", "batch_size"):
         values[f"train_{name}"] = training[name]
     values["train_steps"] = steps
-    values["paper_epochs"] = paper_a.TASKS_TRAINING["epochs"]
-    values["paper_batches"] = paper_a.TASKS_TRAINING["batches_per_epoch"]
-    values["paper_seeds"] = paper_a.TASKS_TRAINING["seeds"]
+    values["paper_epochs"] = schur_ablation.TASKS_TRAINING["epochs"]
+    values["paper_batches"] = schur_ablation.TASKS_TRAINING["batches_per_epoch"]
+    values["paper_seeds"] = schur_ablation.TASKS_TRAINING["seeds"]
     values["safe_tolerance"] = float(safe_tolerance)
     return values
 
@@ -67,7 +67,7 @@ def full_model_values(analysis: TaskAnalysis, n_heldout: int, task_claims: list[
     values |= both(task, {"fvu_full_sem": fvu_sem if math.isfinite(fvu_sem) else 0.0})
     values |= both(task, {"fvu_full_median": float(np.median(fvu)), "fvu_full_max": float(fvu.max())})
     values |= both(task, {"fvu_full_worst_seed": int(analysis.seeds[int(np.argmax(fvu))])})
-    paper_fvu = paper_a.TASKS.get(task, {}).get("fvu_full")
+    paper_fvu = schur_ablation.TASKS.get(task, {}).get("fvu_full")
     values["paper_fvu_full"] = "not in the paper" if paper_fvu is None else paper_fvu.text
     verdicts = {c.id: c.verdict for c in task_claims}
     values["verdict_fvu_full"] = verdicts.get(f"A4_{task}_fvu_full", "not testable here")

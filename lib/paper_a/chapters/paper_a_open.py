@@ -17,29 +17,31 @@ from lib.core import params
 from lib.core.engine import run_jobs
 from lib.core.tables import Table
 from lib.paper_a import conditioning as cd
-from lib.paper_a import confound, rnn, train
+from lib.paper_a import confound, rnn
 from lib.paper_a import open_questions as oq
 from lib.paper_a import perturbation as pt
 from lib.paper_a import task_analysis as ta
+from lib.paper_a.chapters.copy_task import CopyStudy
 
 #: The three §4 tasks and the copy task (its dense-orthogonal controllers at the paper's width).
 TASKS = ("flipflop", "sine", "context", "copy")
 #: The ablations measured: each single block, and all three together.
 ABLATIONS = tuple(confound.sub.BLOCK_SETS)
-#: The copy controllers' width (paper A: 72).
-COPY_WIDTH = 72
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpenStudy:
     """The chapter's settings, validated on construction (``alpha`` by the task analyses' TaskStudy, before training).
 
-    ``lambdas``: the ablation path's grid (``n_lambda`` points from ``lambda_min`` to ``lambda_max``, each in [0, 1]);
-    ``scales``: the basis test's ``n_scales`` log-spaced sizes from ``scale_min`` to ``scale_max``, each in (0, 1].
+    ``solutions``: the task chapters' solutions per task (seeds 0..solutions−1); ``copy_solutions``: the first dense
+    orthogonal controllers of the copy chapter (``copy_chapter``: its settings as the book runs it), at most as many
+    as it trains. ``lambdas``: the ablation path's grid (``n_lambda`` points from ``lambda_min`` to ``lambda_max``,
+    each in [0, 1]); ``scales``: the basis test's ``n_scales`` log-spaced sizes from ``scale_min`` to ``scale_max``,
+    each in (0, 1].
     """
 
-    seeds: int = 10
-    copy_seeds: int = 3
+    solutions: int = 10
+    copy_solutions: int = 3
     alpha: float = 0.9
     n_eval: int = 64
     pc_level: float = 0.95
@@ -55,6 +57,7 @@ class OpenStudy:
     n_scales: int = 5
     stability_draws: int = 3
     draw_seed: int = 0
+    copy_chapter: CopyStudy = field(default_factory=CopyStudy, repr=False)
     lambdas: np.ndarray = field(init=False, repr=False)
     scales: np.ndarray = field(init=False, repr=False)
 
@@ -62,8 +65,10 @@ class OpenStudy:
         n_lambda = params.integer("n_lambda", self.n_lambda, min=2)
         n_scales = params.integer("n_scales", self.n_scales, min=1)
         checked = {
-            "seeds": params.integer("seeds", self.seeds, min=2),
-            "copy_seeds": params.integer("copy_seeds", self.copy_seeds, min=2),
+            "solutions": params.integer("solutions", self.solutions, min=2),
+            "copy_solutions": params.integer(
+                "copy_solutions", self.copy_solutions, min=2, max=self.copy_chapter.solutions
+            ),
             "n_eval": params.integer("n_eval", self.n_eval, min=8, max=512),
             "pc_level": params.real("pc_level", self.pc_level, min=0.0, max=1.0, min_open=True),
             "draws": params.integer("draws", self.draws, min=2),
@@ -101,8 +106,8 @@ class OpenStudy:
 
     def analyse_solutions(self) -> dict[str, ta.TaskAnalysis]:
         """task → its analysis: the task chapters' solutions and the copy chapter's dense orthogonal controllers."""
-        analyses = {t: ta.analyse_task(t, self.seeds, alpha=self.alpha, progress=False) for t in TASKS[:3]}
-        copy_configs = [train.copy_config("dense_orthogonal", COPY_WIDTH, s) for s in range(self.copy_seeds)]
+        analyses = {t: ta.analyse_task(t, self.solutions, alpha=self.alpha, progress=False) for t in TASKS[:3]}
+        copy_configs = self.copy_chapter.first("dense_orthogonal", self.copy_solutions, "copy_solutions")
         analyses["copy"] = ta.analyse_copy(copy_configs, alpha=self.alpha)
         return analyses
 

@@ -14,7 +14,7 @@ from lib.core import params
 from lib.core.tables import Table
 from lib.paper_a import rnn
 from lib.paper_a import schur as S
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: The α grid of the split curve (n_R against α) and, every tenth point, of the check against scipy's ``sdim``.
 ALPHA_GRID = np.linspace(0.5, 1.0, 501)
@@ -22,7 +22,7 @@ ALPHA_GRID = np.linspace(0.5, 1.0, 501)
 TABLE1_ALPHAS = (0.85, 0.9, 0.95)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SchurExample:
     """The chapter's settings, validated once: matrix size ``n`` (even, 4 to 400), split threshold, matrices' seed."""
 
@@ -31,9 +31,7 @@ class SchurExample:
     seed: int = 0
 
     def __post_init__(self):
-        n = params.integer("n", self.n, min=4, max=400)  # n = 2 can be one 2×2 block: no couplings to show
-        if n % 2:
-            raise ValueError(f"n={n} must be even (the Cayley construction has 2×2 blocks)")
+        n = rnn.check_width("n", self.n, min=4, max=400)  # n = 2 can be one 2×2 block: no couplings to show
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "alpha", S.check_alpha(self.alpha))
         object.__setattr__(self, "seed", params.integer("seed", self.seed, min=0))
@@ -43,9 +41,9 @@ class SchurExample:
         return {
             "n": self.n,
             "alpha": self.alpha,
-            "paper_nR_orth": paper_a.TABLE1["dense orthogonal"]["n_R"].text,
-            "paper_nR_cayley": paper_a.TABLE1["Cayley"]["n_R"].text,
-            "paper_width": paper_a.COPY["representative_width"],
+            "paper_nR_orth": schur_ablation.TABLE1["dense orthogonal"]["n_R"].text,
+            "paper_nR_cayley": schur_ablation.TABLE1["Cayley"]["n_R"].text,
+            "paper_width": schur_ablation.COPY["representative_width"],
         }
 
     def nonnormal_matrix(self) -> np.ndarray:

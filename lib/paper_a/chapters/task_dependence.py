@@ -7,7 +7,7 @@ variants of the open task choices), and each section's glue values and table.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,8 @@ from lib.core.claims import Claim
 from lib.core.tables import Table
 from lib.paper_a import schur, train
 from lib.paper_a import task_analysis as ta
-from lib.papers import schur_ablation as paper_a
+from lib.paper_a.chapters.copy_task import CopyStudy
+from lib.papers import schur_ablation
 
 #: The three §4 tasks (the copy task joins them when the study includes it).
 TASKS = ("flipflop", "sine", "context")
@@ -27,36 +28,42 @@ SAFE_SECTION = "Is any coupling uniformly safe to remove?"
 GAP_CUT = 0.01
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DependenceStudy:
     """The chapter's settings, validated on construction (before any training).
 
     ``steps`` is validated by the solutions' TrainConfig and ``alpha`` by :class:`lib.paper_a.task_analysis.TaskStudy`
-    (both before any training); the rest here. ``alphas``: the α-scan's grid, ``alpha_min`` to ``alpha_max``.
+    (both before any training); the rest here. ``solutions``: the task chapters' solutions per task (seeds
+    0..solutions−1); ``variant_solutions``: per variant of the open task choices; ``copy_solutions``: the first dense
+    orthogonal solutions of the copy chapter, at most as many as it trains (``copy_chapter``: its settings as the book
+    runs it). ``alphas``: the α-scan's grid, ``alpha_min`` to ``alpha_max``.
     """
 
-    seeds: int = 10
-    steps: int = 3840
+    solutions: int = 10
+    steps: int = ta.PAPER_TRAINING["steps"]
     alpha: float = schur.PAPER_ALPHA
     alpha_min: float = 0.8
     alpha_max: float = 0.95
     alpha_step: float = 0.01
     safe_tolerance: float = 0.01
-    variant_seeds: int = 3
+    variant_solutions: int = 3
     include_copy: bool = True
-    copy_seeds: int = 3
+    copy_solutions: int = 3
+    copy_chapter: CopyStudy = field(default_factory=CopyStudy, repr=False)
 
     def __post_init__(self):
         alpha_min = params.real("alpha_min", self.alpha_min, min=0.0, max=1.0, min_open=True)
         checked = {
-            "seeds": params.integer("seeds", self.seeds, min=2),
+            "solutions": params.integer("solutions", self.solutions, min=2),
             "alpha_min": alpha_min,
             "alpha_max": params.real("alpha_max", self.alpha_max, min=alpha_min, max=1.0),
             "alpha_step": params.real("alpha_step", self.alpha_step, min=0.0, min_open=True),
             "safe_tolerance": params.real("safe_tolerance", self.safe_tolerance, min=0.0),
-            "variant_seeds": params.integer("variant_seeds", self.variant_seeds, min=2),
+            "variant_solutions": params.integer("variant_solutions", self.variant_solutions, min=2),
             "include_copy": params.boolean("include_copy", self.include_copy),
-            "copy_seeds": params.integer("copy_seeds", self.copy_seeds, min=1),
+            "copy_solutions": params.integer(
+                "copy_solutions", self.copy_solutions, min=1, max=self.copy_chapter.solutions
+            ),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
@@ -66,36 +73,36 @@ class DependenceStudy:
         """The α-scan's grid: alpha_min to alpha_max in steps of alpha_step (rounded to 4 decimals)."""
         return np.round(np.arange(self.alpha_min, self.alpha_max + self.alpha_step / 2, self.alpha_step), 4)
 
-    def glue_values(self, copy_settings: dict[str, Any]) -> dict[str, Any]:
-        """The copy chapter's width and held-out size, the replay lags scored, the seeds and their triples."""
+    def glue_values(self) -> dict[str, Any]:
+        """The copy chapter's width and held-out size, the replay lags scored, the solutions and their triples."""
         return {
-            "copy_n_hidden": copy_settings["n_hidden"],
-            "copy_heldout": copy_settings["heldout_trials"],
+            "copy_n_hidden": self.copy_chapter.n_hidden,
+            "copy_heldout": self.copy_chapter.heldout_trials,
             "copy_lags": ta.COPY_LAGS,
-            "n_seeds": self.seeds,
-            "n_triples": math.comb(self.seeds, 3),
+            "n_seeds": self.solutions,
+            "n_triples": math.comb(self.solutions, 3),
         }
 
-    def analyse_every_task(self, copy_settings: dict[str, Any]) -> dict[str, ta.TaskAnalysis]:
+    def analyse_every_task(self) -> dict[str, ta.TaskAnalysis]:
         """task → its analysis: the task chapters' solutions and, if included, the copy chapter's (replay FVU)."""
-        analyses = {t: ta.analyse_task(t, self.seeds, alpha=self.alpha, steps=self.steps) for t in TASKS}
+        analyses = {t: ta.analyse_task(t, self.solutions, alpha=self.alpha, steps=self.steps) for t in TASKS}
         if self.include_copy:
-            configs = ta.copy_chapter_configs(self.copy_seeds, copy_settings)
-            n_heldout = copy_settings["heldout_trials"]
+            configs = self.copy_chapter.first("dense_orthogonal", self.copy_solutions, "copy_solutions")
+            n_heldout = self.copy_chapter.heldout_trials
             analyses["copy"] = ta.analyse_copy(configs, alpha=self.alpha, n_heldout=n_heldout, progress=True)
         return analyses
 
     def analyse_variants(self) -> dict[str, dict[str, ta.TaskAnalysis]]:
-        """task → variant label → the analysis of ``variant_seeds`` solutions trained under that variant."""
+        """task → variant label → the analysis of ``variant_solutions`` solutions trained under that variant."""
         train.load_or_train_many(  # every variant model first, all at once (worker processes)
             ta.train_config(t, seed, tp, steps=self.steps)
             for t, variants in ta.TASK_VARIANTS.items()
             for tp in variants.values()
-            for seed in range(self.variant_seeds)
+            for seed in range(self.variant_solutions)
         )
         return {
             t: {
-                label: ta.analyse_task(t, self.variant_seeds, alpha=self.alpha, task_params=tp, steps=self.steps)
+                label: ta.analyse_task(t, self.variant_solutions, alpha=self.alpha, task_params=tp, steps=self.steps)
                 for label, tp in variants.items()
             }
             for t, variants in ta.TASK_VARIANTS.items()
@@ -184,9 +191,9 @@ def alpha_scan_table(scans: dict[str, ta.AlphaScan]) -> tuple[dict[str, Any], Ta
     values = {
         "alpha_lo": float(alphas[0]),
         "alpha_hi": float(alphas[-1]),
-        "paper_alpha": paper_a.ALPHA,
-        "paper_alpha_lo": min(paper_a.TABLE1_ALPHAS),
-        "paper_alpha_hi": max(paper_a.TABLE1_ALPHAS),
+        "paper_alpha": schur_ablation.ALPHA,
+        "paper_alpha_lo": min(schur_ablation.TABLE1_ALPHAS),
+        "paper_alpha_hi": max(schur_ablation.TABLE1_ALPHAS),
     }
     rows = []
     for t, s in scans.items():
@@ -228,11 +235,11 @@ def variant_comparison(
     variants: dict[str, dict[str, ta.TaskAnalysis]],
     own_label: str,
 ) -> tuple[dict[str, Any], dict[str, ta.TaskAnalysis], Table]:
-    """Each task's first seeds under the task chapters' own choices (labelled ``own_label``) and under each variant:
+    """Each task's first solutions under the task chapters' own choices (labelled ``own_label``) and under each variant:
     the glue values, the figure's groups (label → analysis) and the table."""
-    values, rows, groups = {"variant_seeds": study.variant_seeds}, [], {}
+    values, rows, groups = {"variant_seeds": study.variant_solutions}, [], {}  # the glue keeps its name
     for t in TASKS:
-        main = ta.TaskAnalysis(t, {}, analyses[t].alpha, analyses[t].profiles[: study.variant_seeds])
+        main = ta.TaskAnalysis(t, {}, analyses[t].alpha, analyses[t].profiles[: study.variant_solutions])
         for label, a in {own_label: main, **variants[t]}.items():
             groups[f"{t}: {label}"] = a
             fractions = "; ".join(f"{n} {a.fraction(f):.2f}" for n, f in ta.paper_orderings(t).items())

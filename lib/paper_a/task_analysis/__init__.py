@@ -2,7 +2,7 @@
 
 The pipeline for any registered task (``lib.paper_a.tasks.available_tasks()``)::
 
-    analysis = analyse_task("flipflop", seeds=10, alpha=0.9)     # trains (or loads cached) models, then ablates
+    analysis = analyse_task("flipflop", solutions=10, alpha=0.9)   # trains (or loads cached) models, then ablates
     analysis.table()                                              # mean ± SEM over seeds of every ablation subset
     analysis.dfvu("CR"), analysis.sens("CC")                      # (n_seeds,) per-solution values
     analysis.fraction(lambda p: p.dfvu["CR"] > p.dfvu["CC"])      # how often an ordering holds
@@ -26,6 +26,7 @@ draws from (training uses stream 0 of its own seed), and are the same for every 
 training is float64.
 """
 
+from lib.paper_a.ablation import fvu_of, subset_key
 from lib.paper_a.task_analysis.alpha_scans import AlphaScan, alpha_scan
 from lib.paper_a.task_analysis.analysis import TaskAnalysis, analyse, analyse_task
 from lib.paper_a.task_analysis.chapter_tables import comparison_table, spec_table
@@ -40,12 +41,12 @@ from lib.paper_a.task_analysis.configuration import (
     TaskStudy,
     heldout_batch,
     paper_value,
-    seed_list,
+    solution_seeds,
     task_params_for,
     train_config,
     train_solutions,
 )
-from lib.paper_a.task_analysis.copy_analysis import COPY_LAGS, analyse_copy, copy_chapter_configs
+from lib.paper_a.task_analysis.copy_analysis import COPY_LAGS, analyse_copy
 from lib.paper_a.task_analysis.orderings import (
     GENERIC_ORDERINGS,
     ORDERING_TEXT,
@@ -59,7 +60,7 @@ from lib.paper_a.task_analysis.orderings import (
     subset_fraction,
 )
 from lib.paper_a.task_analysis.paper_claims import KIND_FACTOR, copy_claims, task_claims
-from lib.paper_a.task_analysis.profiles import SolutionProfile, fvu_of, profile_solution, subset_key
+from lib.paper_a.task_analysis.profiles import SolutionProfile, profile_solution
 from lib.paper_a.tasks import available_tasks, get_task
 
 __all__ = [
@@ -87,7 +88,6 @@ __all__ = [
     "analyse_task",
     "available_tasks",
     "comparison_table",
-    "copy_chapter_configs",
     "copy_claims",
     "fvu_of",
     "get_task",
@@ -98,7 +98,7 @@ __all__ = [
     "paper_value",
     "profile_solution",
     "safe_fraction",
-    "seed_list",
+    "solution_seeds",
     "spec_table",
     "subset_fraction",
     "subset_key",

@@ -12,6 +12,7 @@ import numpy as np
 from lib.core import params
 from lib.core.tables import Table, mean_sem_text
 from lib.paper_a import metrics, schur
+from lib.paper_a.ablation import subset_key
 from lib.paper_a.task_analysis.configuration import (
     N_HELDOUT,
     PAPER_ALPHA,
@@ -20,7 +21,7 @@ from lib.paper_a.task_analysis.configuration import (
     heldout_batch,
     train_solutions,
 )
-from lib.paper_a.task_analysis.profiles import SolutionProfile, profile_solution, subset_key
+from lib.paper_a.task_analysis.profiles import SolutionProfile, profile_solution
 from lib.paper_a.train import TrainResult
 
 
@@ -113,8 +114,9 @@ class TaskAnalysis:
 
 def analyse_task(
     task: str,
-    seeds: int | Sequence[int] = 10,
+    solutions: int | None = None,
     *,
+    seeds: Sequence[int] | None = None,
     alpha: float = PAPER_ALPHA,
     task_params: dict[str, Any] | None = None,
     n_heldout: int = N_HELDOUT,
@@ -126,7 +128,15 @@ def analyse_task(
 
     The arguments are validated by :class:`TaskStudy` before any training; see :func:`analyse`.
     """
-    study = TaskStudy(task, seeds, alpha, task_params, n_heldout, overrides)
+    study = TaskStudy(
+        task=task,
+        solutions=solutions,
+        seeds=seeds,
+        alpha=alpha,
+        task_params=task_params,
+        n_heldout=n_heldout,
+        training=overrides,
+    )
     return analyse(study, progress=progress, workers=workers)
 
 
@@ -134,7 +144,7 @@ def analyse(study: TaskStudy, *, progress: bool = True, workers: int | None = No
     """Train/load the study's solutions (``workers`` processes for the missing ones) and profile each at its α."""
     task, task_params = study.task, study.task_params
     solutions = train_solutions(
-        task, list(study.seeds), task_params, progress=progress, workers=workers, **study.training
+        task, task_params=task_params, seeds=list(study.seeds), progress=progress, workers=workers, **study.training
     )
     batch = heldout_batch(task, task_params, study.n_heldout)
     profiles = [profile_solution(s.weights, batch, alpha=study.alpha, seed=s.config.seed) for s in solutions]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Any
 
 import torch
@@ -13,14 +12,14 @@ from lib.core import params
 from lib.paper_a import schur
 from lib.paper_a.tasks import get_task
 from lib.paper_a.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: The held-out evaluation set: seed of the numpy stream (never a training seed's stream, see module docstring).
 HELDOUT_SEED = 20_260_000
 #: Held-out trials per task.
 N_HELDOUT = 1024
 #: Paper A §4: N_h = 64, dense orthogonal init, Adam 1e-3, batch 64, 30 epochs × 128 batches, α = 0.9 (lib.papers).
-_T = paper_a.TASKS_TRAINING
+_T = schur_ablation.TASKS_TRAINING
 PAPER_TRAINING = {
     "n_hidden": _T["n_hidden"],
     "construction": _T["construction"],
@@ -28,7 +27,7 @@ PAPER_TRAINING = {
     "batch_size": _T["batch_size"],
     "steps": _T["epochs"] * _T["batches_per_epoch"],
 }
-PAPER_ALPHA = paper_a.ALPHA
+PAPER_ALPHA = schur_ablation.ALPHA
 #: The single-block ablations, in the paper's figure order.
 SINGLE_BLOCKS = ("RR", "CR", "CC")
 
@@ -40,7 +39,7 @@ PAPER = {
         "sens": {b: (q.value, q.sem) for b, q in d["sens"].items()},
         "claim": d["claim"],
     }
-    for task, d in paper_a.TASKS.items()
+    for task, d in schur_ablation.TASKS.items()
 }
 
 
@@ -66,18 +65,19 @@ def train_config(task: str, seed: int, task_params: dict[str, Any] | None = None
 
 def train_solutions(
     task: str,
-    seeds: int | Sequence[int],
+    solutions: int | None = None,
     task_params: dict[str, Any] | None = None,
     *,
+    seeds: Sequence[int] | None = None,
     progress: bool = True,
     workers: int | None = None,
     **overrides,
 ) -> list[TrainResult]:
-    """Train (or load from the cache) one solution per seed; ``seeds`` = a count (0..n−1) or explicit seeds.
+    """Train (or load from the cache) ``solutions`` solutions (seeds 0..solutions−1), or one per seed of ``seeds``.
 
     Missing solutions train ``workers`` at a time in separate processes (default: one per CPU; the same weights).
     """
-    configs = [train_config(task, s, task_params, **overrides) for s in seed_list(seeds)]
+    configs = [train_config(task, s, task_params, **overrides) for s in solution_seeds(solutions, seeds)]
     return load_or_train_many(configs, workers=workers, progress=progress)
 
 
@@ -89,15 +89,19 @@ def heldout_batch(task: str, task_params: dict[str, Any] | None = None, n_trials
     return to64(batch.inputs_btx), to64(batch.targets_bty), None if mask is None else to64(mask)
 
 
-def seed_list(seeds: int | Sequence[int]) -> list[int]:
-    if isinstance(seeds, Integral) and not isinstance(seeds, bool):
-        return list(range(params.integer("seeds", seeds, min=1)))
-    if isinstance(seeds, str | bytes | bool) or not isinstance(seeds, Iterable):
-        raise TypeError(f"seeds={seeds!r} must be a count (an integer ≥ 1) or a sequence of seeds (integers ≥ 0)")
-    seed_list = [params.integer(f"seeds[{i}]", s, min=0) for i, s in enumerate(seeds)]
-    if not seed_list:
+def solution_seeds(solutions: int | None = None, seeds: Sequence[int] | None = None, default: int = 10) -> list[int]:
+    """The seeds of a set of solutions: 0..``solutions``−1 for a count, or the integers ``seeds``; at most one of the
+    two (``default`` solutions when neither is given). ``TypeError``/``ValueError`` naming the argument otherwise."""
+    if solutions is not None and seeds is not None:
+        raise ValueError(f"solutions={solutions!r} and seeds={seeds!r}: give a count or the seeds, not both")
+    if seeds is None:
+        return list(range(params.integer("solutions", default if solutions is None else solutions, min=1)))
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Iterable):
+        raise TypeError(f"seeds={seeds!r} must be a sequence of seeds (integers ≥ 0); a count is `solutions`")
+    listed = [params.integer(f"seeds[{i}]", s, min=0) for i, s in enumerate(seeds)]
+    if not listed:
         raise ValueError("seeds=[] must name at least one seed")
-    return seed_list
+    return listed
 
 
 #: Robustness variants of the choices the paper leaves open (label → task_params), a few seeds each.
@@ -111,18 +115,21 @@ TASK_VARIANTS: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskStudy:
     """One task's study at one α: which task and parameters, which seeds, the held-out size and training overrides.
 
-    Validates itself on construction (before any training): an unregistered ``task`` or unknown ``task_params``
-    (``ValueError`` listing the allowed ones), ``seeds`` (a count ≥ 1 or seeds ≥ 0), ``alpha`` in (0, 1] (the same
+    ``solutions``: how many (seeds 0..solutions−1, 10 by default), or ``seeds``: which (:func:`solution_seeds`); once
+    built, ``seeds`` holds the seeds and ``solutions`` their number. Validates itself on construction (before any
+    training): an unregistered ``task`` or unknown ``task_params`` (``ValueError`` listing the allowed ones),
+    ``solutions`` (≥ 1) or ``seeds`` (integers ≥ 0), ``alpha`` in (0, 1] (the same
     check as :func:`lib.paper_a.schur.split`) and ``n_heldout`` ≥ 1. ``training`` overrides TrainConfig fields
     (validated by TrainConfig when the solutions are configured).
     """
 
     task: str
-    seeds: int | Sequence[int] = 10
+    solutions: int | None = None
+    seeds: Sequence[int] | None = None
     alpha: float = PAPER_ALPHA
     task_params: dict[str, Any] | None = None
     n_heldout: int = N_HELDOUT
@@ -132,7 +139,8 @@ class TaskStudy:
         get_task(self.task)
         if self.task_params is not None and not isinstance(self.task_params, dict):
             raise TypeError(f"task_params={self.task_params!r} must be a dict of task parameters")
-        object.__setattr__(self, "seeds", tuple(seed_list(self.seeds)))
+        object.__setattr__(self, "seeds", tuple(solution_seeds(self.solutions, self.seeds)))
+        object.__setattr__(self, "solutions", len(self.seeds))
         object.__setattr__(self, "task_params", task_params_for(self.task, self.task_params))
         object.__setattr__(self, "alpha", schur.check_alpha(self.alpha))
         object.__setattr__(self, "n_heldout", params.integer("n_heldout", self.n_heldout, min=1))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from lib.paper_a.task_analysis.analysis import TaskAnalysis
 from lib.paper_a.task_analysis.configuration import PAPER_ALPHA, heldout_batch
@@ -12,25 +11,6 @@ from lib.paper_a.train import TrainConfig, load_or_train_many
 
 #: Replay lags scored in the copy task (paper A §3.2: the first 128 generated steps).
 COPY_LAGS = 128
-
-
-def copy_chapter_configs(seeds: int, settings: dict[str, Any]) -> list[TrainConfig]:
-    """The copy chapter's dense orthogonal solutions at its width, seeds 0..seeds−1, configured exactly as it does.
-
-    ``settings``: the copy chapter's parameters (``bookrun.chapter_settings("copy_task")`` in a chapter).
-    """
-    from lib.paper_a.train import copy_config
-
-    st = settings
-    overrides = dict(
-        lr=st["lr"],
-        batch_size=st["batch_size"],
-        steps=st["max_steps"],
-        stop_accuracy=st["stop_accuracy"],
-        stop_every=st["stop_every"],
-        task_params={"replay_steps": st["replay_steps"]},
-    )
-    return [copy_config("dense_orthogonal", st["n_hidden"], s, **overrides) for s in range(seeds)]
 
 
 def analyse_copy(

@@ -11,7 +11,7 @@ import numpy as np
 from lib.core import params
 from lib.paper_a.task_analysis.analysis import TaskAnalysis
 from lib.paper_a.task_analysis.profiles import SolutionProfile
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: An ordering is a list of comparisons (kind, a, b) that must all hold: value(kind, a) > value(kind, b), where kind is
 #: "dfvu" or "sens" and a, b are single blocks. A comparison with an empty b is dropped; an empty a (or no comparison
@@ -27,7 +27,7 @@ ORDERINGS: dict[str, Ordering] = {
 }
 
 #: The orderings the paper reports for each of its tasks (keys of ORDERINGS; lib.papers.schur_ablation).
-PAPER_CLAIMS: dict[str, tuple[str, ...]] = dict(paper_a.TASK_ORDERINGS)
+PAPER_CLAIMS: dict[str, tuple[str, ...]] = dict(schur_ablation.TASK_ORDERINGS)
 
 
 def _judge(ordering: Ordering | str, value: Callable[[str, str], float]) -> bool | None:

@@ -13,7 +13,7 @@ from lib.core.verdicts import factor_band, matches_printed, paper_tolerance
 from lib.paper_a import ablation, metrics, schur
 from lib.paper_a.task_analysis.analysis import TaskAnalysis
 from lib.paper_a.task_analysis.orderings import ORDERING_TEXT, paper_orderings
-from lib.papers import schur_ablation as paper_a
+from lib.papers import schur_ablation
 
 #: Our value is "of the paper's kind" when within this factor of the paper's, either way (lib.core.lines.LINES).
 KIND_FACTOR = line("kind_factor")
@@ -28,9 +28,9 @@ def task_claims(analysis: TaskAnalysis, safe_tolerance: float = line("safe_dfvu"
     effect" (ΔFVU ≤ ``safe_tolerance`` where the block is not empty): per solution, against the "majority" line.
     """
     t = analysis.task
-    if t not in paper_a.TASKS:
+    if t not in schur_ablation.TASKS:
         return []
-    paper = paper_a.TASKS[t]
+    paper = schur_ablation.TASKS[t]
     tag = f"A4_{t}"
     out = []
     fvu = analysis.fvu_full()
@@ -59,7 +59,7 @@ def task_claims(analysis: TaskAnalysis, safe_tolerance: float = line("safe_dfvu"
                     learned=learned, link=link,
                 )
             )  # fmt: skip
-    for name in paper_a.TASK_ORDERINGS[t]:
+    for name in schur_ablation.TASK_ORDERINGS[t]:
         test = paper_orderings(t)[name]
         k, n = analysis.count(test)
         out.append(
@@ -69,8 +69,8 @@ def task_claims(analysis: TaskAnalysis, safe_tolerance: float = line("safe_dfvu"
                 per_solution=analysis.per_solution(test), line="majority", link=link,
             )
         )  # fmt: skip
-    if t in paper_a.TASK_NEGLIGIBLE:
-        b, words = paper_a.TASK_NEGLIGIBLE[t]
+    if t in schur_ablation.TASK_NEGLIGIBLE:
+        b, words = schur_ablation.TASK_NEGLIGIBLE[t]
         m, s, n = analysis.mean_sem("dfvu", b)
         small = lambda p, b=b: None if b in p.empty else bool(p.dfvu[b] <= safe_tolerance)  # noqa: E731
         suffix = "negligible" if t == "flipflop" else "little"
@@ -105,7 +105,7 @@ def copy_claims(
     """
     out = []
     drops = lambda r: {s: r.score(()) - r.score(s) for s in r.subsets}  # noqa: E731
-    for s, q in paper_a.COPY_DENSE_ORTH.items():
+    for s, q in schur_ablation.COPY_DENSE_ORTH.items():
         key = "full" if not s else "minus_" + ("all" if len(s) == 3 else "_".join(s))
         values = [r.score(s) for r in orth]
         if not s:
@@ -149,19 +149,20 @@ def copy_claims(
     n_cls = lambda r: len(r.classes(tol))  # noqa: E731
     levels = [c[0] for c in rep.classes(tol)]
     lv_match = len(levels) == 4 and all(
-        matches_printed(a, q.value, q.half_unit) for a, q in zip(levels, paper_a.CLASSES, strict=True)
+        matches_printed(a, q.value, q.half_unit) for a, q in zip(levels, schur_ablation.CLASSES, strict=True)
     )
     out.append(
         Claim(
             "A3_classes", "A", "§3.4", "four functional classes: full ≈ −T_CC above −T_RR above −T_C→R above both",
-            tuple(q.text for q in paper_a.CLASSES), n_cls(rep), "four classes in the paper's order (levels within "
-            "the representative's printed precision to match)", line="majority",
+            tuple(q.text for q in schur_ablation.CLASSES), n_cls(rep),
+            "four classes in the paper's order (levels within the representative's printed precision to match)",
+            line="majority",
             per_solution=tuple(n_cls(r) == 4 and order(r) for r in orth), matches=bool(lv_match),
             link=links["classes"],
         )
     )  # fmt: skip
     for model, kind in (("dense orthogonal", "orth"), ("Cayley", "cayley")):
-        q, cid = paper_a.TABLE1[model]["n_R"], f"A3_table1_nR_{kind}"
+        q, cid = schur_ablation.TABLE1[model]["n_R"], f"A3_table1_nR_{kind}"
         ours = [r.n_R for r in scans[kind]]
         at_paper = [float(v[len(v) // 2]) for v in n_R_over_alpha[kind]]  # α = 0.9, the middle of the three
         out.append(
@@ -174,7 +175,7 @@ def copy_claims(
                 tolerance=paper_tolerance(q.half_unit), link=links["table1"],
             )
         )  # fmt: skip
-    q = paper_a.TABLE1["dense orthogonal"]["minus_CR"]
+    q = schur_ablation.TABLE1["dense orthogonal"]["minus_CR"]
     ours = [r.score(("CR",)) for r in scans["orth"]]
     out.append(
         Claim(
@@ -187,8 +188,8 @@ def copy_claims(
         )
     )  # fmt: skip
     worst = lambda r: float(max(abs(v) for v in drops(r).values()))  # noqa: E731
-    q = paper_a.CAYLEY_ACCURACY
-    rep_c = next((r for r in scans["cayley"] if r.alpha == paper_a.ALPHA), scans["cayley"][0])
+    q = schur_ablation.CAYLEY_ACCURACY
+    rep_c = next((r for r in scans["cayley"] if r.alpha == schur_ablation.ALPHA), scans["cayley"][0])
     out.append(
         Claim(
             "A3_cayley_harmless", "A", q.section, "Cayley: negligible couplings, every ablation leaves replay at 1",

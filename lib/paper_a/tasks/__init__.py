@@ -1,8 +1,18 @@
-"""Task registry: every task module registers a generator with ``@register_task``.
+"""Task registry: every task module registers its generator with ``@register_task``.
 
-A task generator is a callable ``generate(batch_size, *, seed, **task_params) -> Batch`` returning seeded,
-batch-vectorised ``inputs_btx``, ``targets_bty`` (and optionally a ``mask_bty``). Each task carries metadata naming
-its source, its input/output sizes and its default parameters; ``get_task`` gives a clear error for unknown names.
+A task states its parameters' defaults once, in the ``defaults`` it registers with, and writes one generator, either
+
+* batched (``batched=True``), the book's own tasks: ``generate_many(n_batches, batch_size, *, seed, **task_params)``
+  returns ``n_batches`` successive batches at once, each array with a leading (n_batches,) axis; the registry derives
+  the single batch, ``generate_many(1, …)`` with that axis dropped; or
+* single-batch, the simplest to write (a reader's own task, e.g. ``book/tasks/``): ``generate(batch_size, *, seed,
+  **task_params)`` returns one batch; the registry stacks successive calls where many batches are asked for.
+
+A batch is seeded and vectorised over the batch: ``inputs_btx`` (B, T, N_x), ``targets_bty`` (B, T, N_y) and optionally
+a ``mask_bty``. Either way a caller sees the same :class:`TaskSpec`: ``generate(batch_size, *, seed, **task_params)``
+and ``batches(n_batches, batch_size, *, seed, **task_params)``, with the defaults filled in for the parameters not
+given and a ``ValueError`` naming a parameter the task does not have. Each task also carries metadata naming its
+source and its input/output sizes; ``get_task`` gives a clear error for unknown names.
 
 The modules of this package register themselves when it is imported (no list to edit). A reader's own task lives
 outside ``lib``, in a module or a folder of modules of their own, e.g. ``book/tasks/``: ``load_task_modules(path)``
@@ -11,9 +21,11 @@ imports it, and the processes this one starts (``lib.core.engine``'s workers, a 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import os
 import pkgutil
 import sys
@@ -24,12 +36,18 @@ from typing import Any
 
 import torch
 
+from lib.core import params, settings
+
 _REGISTRY: dict[str, TaskSpec] = {}
 
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """A registered task: its generator, sizes, defaults and provenance."""
+    """A registered task: its generators (defaults filled in, parameter names checked), sizes, defaults, provenance.
+
+    ``generate(batch_size, *, seed, **task_params)`` gives one batch; ``many`` is the batched generator a task
+    registered (``None`` for a single-batch task); :meth:`batches` gives many batches either way.
+    """
 
     name: str
     generate: Callable[..., Any]
@@ -40,32 +58,98 @@ class TaskSpec:
     many: Callable[..., Any] | None = None
 
     def batches(self, n_batches: int, batch_size: int, *, seed, **task_params):
-        """``n_batches`` batches, each array with a leading (n_batches,) axis: the task's ``many`` generator where
-        it has one (bit for bit the same batches, fewer calls), else ``n_batches`` calls of ``generate`` stacked."""
+        """``n_batches`` batches, each array with a leading (n_batches,) axis: bit for bit the batches of as many
+        successive :attr:`generate` calls on one Generator (the task's batched generator where it has one, fewer
+        calls; else those calls stacked)."""
         if self.many is not None:
             return self.many(n_batches, batch_size, seed=seed, **task_params)
+        n_batches = params.integer("n_batches", n_batches, min=1)
         rng = rng_for(seed)
         parts = [self.generate(batch_size, seed=rng, **task_params) for _ in range(n_batches)]
         return type(parts[0])(*(torch.stack(arrays) for arrays in zip(*parts, strict=True)))
 
 
-def register_task(name: str, *, n_inputs: int, n_outputs: int, defaults=None, metadata=None, many=None):
-    """Decorator: register ``generate`` under ``name`` (names are unique).
+def register_task(name: str, *, n_inputs: int, n_outputs: int, defaults=None, metadata=None, batched: bool = False):
+    """Decorator: register a task's generator under ``name`` (names are unique) and return it, defaults filled in.
 
-    ``many`` (optional): ``many(n_batches, batch_size, *, seed, **task_params)``, the batches of ``n_batches``
-    successive ``generate`` calls on one Generator at once, each array with a leading (n_batches,) axis, bit for bit
-    (training draws its batches through it, :meth:`TaskSpec.batches`).
+    ``batched=True``: the decorated function is ``generate_many(n_batches, batch_size, *, seed, **task_params)`` and
+    the task's single batch is derived from it; else it is ``generate(batch_size, *, seed, **task_params)``.
+    ``defaults`` names every task parameter and its default value, the one place they are stated (a generator's
+    signature lists the names without defaults); omitted, they are read from the generator's keyword defaults.
     """
 
-    def wrap(generate):
+    def wrap(generator):
         if name in _REGISTRY:
             raise ValueError(f"task {name!r} is already registered")
-        _REGISTRY[name] = TaskSpec(
-            name, generate, n_inputs, n_outputs, dict(defaults or {}), dict(metadata or {}), many
-        )
-        return generate
+        task_defaults = _checked_defaults(name, generator, defaults, batched)
+        resolved = _with_defaults(name, generator, task_defaults)
+        generate = _first_batch(name, resolved) if batched else resolved
+        many = resolved if batched else None
+        _REGISTRY[name] = TaskSpec(name, generate, n_inputs, n_outputs, task_defaults, dict(metadata or {}), many)
+        return resolved
 
     return wrap
+
+
+def _checked_defaults(name: str, generator, defaults, batched: bool) -> dict[str, Any]:
+    """The task's defaults, checked against its generator's signature: ``ValueError`` names a mismatch."""
+    signature = inspect.signature(generator)
+    leading = ["n_batches", "batch_size"] if batched else ["batch_size"]
+    positional = [n for n, p in signature.parameters.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
+    keywords = {n: p for n, p in signature.parameters.items() if p.kind is p.KEYWORD_ONLY and n != "seed"}
+    if len(positional) != len(leading) or "seed" not in signature.parameters:
+        form = f"{generator.__name__}({', '.join(leading)}, *, seed, **task_params)"
+        raise ValueError(f"task {name!r}: register_task(batched={batched}) expects {form}, not {signature}")
+    if defaults is None:
+        defaults = {n: p.default for n, p in keywords.items() if p.default is not p.empty}
+    defaults = dict(defaults)
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    mismatched = sorted((set(defaults) ^ set(keywords)) - (set(defaults) if open_ended else set()))
+    if mismatched:
+        raise ValueError(
+            f"task {name!r}: the defaults {list(defaults)} and the parameters {list(keywords)} of "
+            f"{generator.__name__} differ in {mismatched}"
+        )
+    for key, p in keywords.items():  # a default stated twice must be stated alike
+        if p.default is not p.empty and p.default != defaults[key]:
+            raise ValueError(f"task {name!r}: {key}={p.default!r} in the signature but {defaults[key]!r} in defaults")
+    return defaults
+
+
+def _with_defaults(name: str, generator, defaults: dict[str, Any]):
+    """``generator`` with each parameter of ``defaults`` an optional keyword; ``ValueError`` names any other."""
+    signature = inspect.signature(generator)
+    leading = [p for p in signature.parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD]
+    allowed = {*defaults, *(p.name for p in leading)}
+
+    @functools.wraps(generator)
+    def resolved(*sizes, seed, **task_params):
+        unknown = [key for key in task_params if key not in allowed]
+        if unknown:
+            raise ValueError(
+                f"task {name!r} has no parameter {unknown[0]}={task_params[unknown[0]]!r}; "
+                f"its parameters are {list(defaults)}"
+            )
+        return generator(*sizes, seed=seed, **{**defaults, **task_params})
+
+    optional = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in defaults.items()]
+    resolved.__signature__ = signature.replace(parameters=[*leading, signature.parameters["seed"], *optional])
+    return resolved
+
+
+def _first_batch(name: str, many):
+    """The single-batch generator of a batched one: ``many(1, …)`` with the leading (n_batches,) axis dropped."""
+
+    def generate(batch_size, *, seed, **task_params):
+        batch = many(1, batch_size, seed=seed, **task_params)
+        return type(batch)(*(array[0] for array in batch))
+
+    signature = inspect.signature(many)
+    generate.__module__ = many.__module__  # the task's module (the training cache fingerprints it through this)
+    summary = (many.__doc__ or "").strip().split("\n")[0]
+    generate.__doc__ = f"One batch of task {name!r}, ``{many.__name__}(1, …)`` without its leading axis. {summary}"
+    generate.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])
+    return generate
 
 
 def available_tasks() -> list[str]:
@@ -82,7 +166,7 @@ def get_task(name: str) -> TaskSpec:
 
 #: The reader's task modules loaded in this process (absolute paths, ``os.pathsep``-separated), inherited by the
 #: processes it starts so that they register the same tasks.
-MODULES_ENV = "BOOK_TASK_MODULES"
+MODULES_ENV = settings.TASK_MODULES
 _loaded: dict[tuple[str, str], str] = {}  # (file name, sha256 of its bytes) -> module name
 
 
@@ -98,8 +182,7 @@ def _load_file(path: Path) -> list[str]:
     sys.modules[name] = module  # the training cache fingerprints the task's module through sys.modules
     spec.loader.exec_module(module)
     _loaded[key] = name
-    known = [p for p in os.environ.get(MODULES_ENV, "").split(os.pathsep) if p]
-    os.environ[MODULES_ENV] = os.pathsep.join(dict.fromkeys([*known, str(path)]))
+    settings.add_task_module(path)
     return sorted(set(_REGISTRY) - before)
 
 
@@ -136,6 +219,6 @@ from ._common import Batch, as_batch, rng_for  # noqa: E402,F401 - what a task m
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):
         importlib.import_module(f"{__name__}.{_module.name}")
-for _path in [p for p in os.environ.get(MODULES_ENV, "").split(os.pathsep) if p]:
+for _path in settings.task_modules():
     if Path(_path).is_file():
         _load_file(Path(_path))

@@ -26,18 +26,22 @@ METADATA = {
 }
 
 
+@register_task("context", n_inputs=4, n_outputs=1, defaults=DEFAULTS, metadata=METADATA, batched=True)
 def generate_many(
     n_batches: int,
     batch_size: int,
     *,
     seed: int | np.random.Generator,
-    length: int = 48,
-    bias_max: float = 0.01,
-    noise: float = 0.025,
-    dt: float = 0.04,
+    length: int,
+    bias_max: float,
+    noise: float,
+    dt: float,
 ) -> Batch:
-    """``n_batches`` batches at once: inputs (n_batches, B, T, 4) and targets (n_batches, B, T, 1), bit for bit the
-    batches of as many :func:`generate` calls on the same Generator (which is left in the same state)."""
+    """Inputs (B, T, 4) = two noisy streams + one-hot context; targets (B, T, 1) = running sum of the cued stream.
+
+    Each array with a leading (n_batches,) axis: the batches of ``n_batches`` successive single-batch draws on one
+    Generator.
+    """
     n_batches = params.integer("n_batches", n_batches, min=1)
     batch_size = params.integer("batch_size", batch_size, min=1)
     length = params.integer("length", length, min=1)
@@ -60,18 +64,3 @@ def generate_many(
     relevant = streams[n_idx, b_idx, :, cued]  # (n, B, T)
     targets = np.cumsum(relevant, axis=2)[:, :, :, None]
     return as_batch(inputs, targets)
-
-
-@register_task("context", n_inputs=4, n_outputs=1, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
-def generate(
-    batch_size: int,
-    *,
-    seed: int | np.random.Generator,
-    length: int = 48,
-    bias_max: float = 0.01,
-    noise: float = 0.025,
-    dt: float = 0.04,
-) -> Batch:
-    """Inputs (B, T, 4) = two noisy streams + one-hot context; targets (B, T, 1) = running sum of the cued stream."""
-    batch = generate_many(1, batch_size, seed=seed, length=length, bias_max=bias_max, noise=noise, dt=dt)
-    return Batch(*(x[0] for x in batch))

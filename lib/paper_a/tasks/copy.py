@@ -34,17 +34,14 @@ class CopyBatch(NamedTuple):
     mask_bty: torch.Tensor
 
 
+@register_task("copy", n_inputs=8, n_outputs=8, defaults=DEFAULTS, metadata=METADATA, batched=True)
 def generate_many(
-    n_batches: int,
-    batch_size: int,
-    *,
-    seed: int | np.random.Generator,
-    n_symbols: int = 8,
-    dim: int = 8,
-    replay_steps: int = 32,
+    n_batches: int, batch_size: int, *, seed: int | np.random.Generator, n_symbols: int, dim: int, replay_steps: int
 ) -> CopyBatch:
-    """``n_batches`` batches at once: each array (n_batches, B, s+L, d), bit for bit the batches of as many
-    :func:`generate` calls on the same Generator (which is left in the same state)."""
+    """Symbols s (B, n_symbols, dim) ~ U{±1}; inputs: s, then zeros; target at replay step ℓ: s[(ℓ−1) mod n_symbols].
+
+    Each array (n_batches, B, s+L, d): the batches of ``n_batches`` successive single-batch draws on one Generator.
+    """
     n_batches = params.integer("n_batches", n_batches, min=1)
     batch_size = params.integer("batch_size", batch_size, min=1)
     n_symbols = params.integer("n_symbols", n_symbols, min=1)
@@ -61,17 +58,3 @@ def generate_many(
     mask = np.zeros_like(inputs)
     mask[:, :, n_symbols:] = 1.0
     return CopyBatch(torch.from_numpy(inputs), torch.from_numpy(targets), torch.from_numpy(mask))
-
-
-@register_task("copy", n_inputs=8, n_outputs=8, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
-def generate(
-    batch_size: int,
-    *,
-    seed: int | np.random.Generator,
-    n_symbols: int = 8,
-    dim: int = 8,
-    replay_steps: int = 32,
-) -> CopyBatch:
-    """Symbols s (B, n_symbols, dim) ~ U{±1}; inputs: s, then zeros; target at replay step ℓ: s[(ℓ−1) mod n_symbols]."""
-    batch = generate_many(1, batch_size, seed=seed, n_symbols=n_symbols, dim=dim, replay_steps=replay_steps)
-    return CopyBatch(*(x[0] for x in batch))

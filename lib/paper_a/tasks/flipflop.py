@@ -24,18 +24,22 @@ METADATA = {
 }
 
 
+@register_task("flipflop", n_inputs=3, n_outputs=3, defaults=DEFAULTS, metadata=METADATA, batched=True)
 def generate_many(
     n_batches: int,
     batch_size: int,
     *,
     seed: int | np.random.Generator,
-    n_bits: int = 3,
-    length: int = 25,
-    pulse_prob: float = 0.1,
-    input_noise: float = 0.0,
+    n_bits: int,
+    length: int,
+    pulse_prob: float,
+    input_noise: float,
 ) -> Batch:
-    """``n_batches`` batches at once: inputs and targets (n_batches, B, T, n_bits), bit for bit the batches of as
-    many :func:`generate` calls on the same Generator (which is left in the same state)."""
+    """Inputs (B, T, n_bits) of sparse ±1 pulses; targets (B, T, n_bits) = sign of the latest pulse per channel.
+
+    Each array with a leading (n_batches,) axis: the batches of ``n_batches`` successive single-batch draws on one
+    Generator.
+    """
     n_batches = params.integer("n_batches", n_batches, min=1)
     batch_size = params.integer("batch_size", batch_size, min=1)
     n_bits = params.integer("n_bits", n_bits, min=1)
@@ -62,20 +66,3 @@ def generate_many(
     if input_noise > 0:
         return as_batch(pulses + input_noise * noise, targets)
     return Batch(torch.from_numpy(pulses).to(torch.float32), targets)
-
-
-@register_task("flipflop", n_inputs=3, n_outputs=3, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
-def generate(
-    batch_size: int,
-    *,
-    seed: int | np.random.Generator,
-    n_bits: int = 3,
-    length: int = 25,
-    pulse_prob: float = 0.1,
-    input_noise: float = 0.0,
-) -> Batch:
-    """Inputs (B, T, n_bits) of sparse ±1 pulses; targets (B, T, n_bits) = sign of the latest pulse per channel."""
-    batch = generate_many(
-        1, batch_size, seed=seed, n_bits=n_bits, length=length, pulse_prob=pulse_prob, input_noise=input_noise
-    )
-    return Batch(*(x[0] for x in batch))

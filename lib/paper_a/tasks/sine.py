@@ -24,25 +24,29 @@ METADATA = {
 }
 
 
-def cue_level(omega, omega_min: float = 0.1, omega_max: float = 0.6, n_grid: int = 51):
+def cue_level(omega, omega_min: float, omega_max: float, n_grid: int):
     """Static cue for frequency ω: j/n_grid + 0.25 with j = 1 + (n_grid−1)(ω−ω_min)/(ω_max−ω_min) (S&B encoding)."""
     j = 1.0 + (n_grid - 1) * (np.asarray(omega) - omega_min) / (omega_max - omega_min)
     return j / n_grid + 0.25
 
 
+@register_task("sine", n_inputs=1, n_outputs=1, defaults=DEFAULTS, metadata=METADATA, batched=True)
 def generate_many(
     n_batches: int,
     batch_size: int,
     *,
     seed: int | np.random.Generator,
-    length: int = 50,
-    frequencies: str = "grid",
-    omega_min: float = 0.1,
-    omega_max: float = 0.6,
-    n_grid: int = 51,
+    length: int,
+    frequencies: str,
+    omega_min: float,
+    omega_max: float,
+    n_grid: int,
 ) -> Batch:
-    """``n_batches`` batches at once: inputs and targets (n_batches, B, T, 1), bit for bit the batches of as many
-    :func:`generate` calls on the same Generator (which is left in the same state)."""
+    """Inputs (B, T, 1) = cue level held constant; targets (B, T, 1) = sin(ω k), ω from the grid or uniform.
+
+    Each array with a leading (n_batches,) axis: the batches of ``n_batches`` successive single-batch draws on one
+    Generator.
+    """
     n_batches = params.integer("n_batches", n_batches, min=1)
     batch_size = params.integer("batch_size", batch_size, min=1)
     length = params.integer("length", length, min=1)
@@ -61,22 +65,3 @@ def generate_many(
     inputs = np.repeat(cue[:, :, None, None], length, axis=2)
     targets = np.sin(omega[:, :, None] * k)[:, :, :, None]
     return as_batch(inputs, targets)
-
-
-@register_task("sine", n_inputs=1, n_outputs=1, defaults=DEFAULTS, metadata=METADATA, many=generate_many)
-def generate(
-    batch_size: int,
-    *,
-    seed: int | np.random.Generator,
-    length: int = 50,
-    frequencies: str = "grid",
-    omega_min: float = 0.1,
-    omega_max: float = 0.6,
-    n_grid: int = 51,
-) -> Batch:
-    """Inputs (B, T, 1) = cue level held constant; targets (B, T, 1) = sin(ω k), ω from the grid or uniform."""
-    batch = generate_many(
-        1, batch_size, seed=seed, length=length, frequencies=frequencies, omega_min=omega_min,
-        omega_max=omega_max, n_grid=n_grid,
-    )  # fmt: skip
-    return Batch(*(x[0] for x in batch))

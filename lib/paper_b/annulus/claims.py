@@ -6,8 +6,8 @@ from lib.core.claims import Claim
 from lib.core.lines import line
 from lib.core.verdicts import matches_printed
 from lib.paper_b.annulus.data import CONDITIONS
-from lib.paper_b.problem import KINDS
-from lib.papers import symmetry_lifting as paper_b
+from lib.paper_b.lifting_problem import KINDS
+from lib.papers import symmetry_lifting
 
 
 def _acc_same_kind(ours_start: float, ours_end: float, paper_start: float, paper_end: float, tol: float = 0.01):
@@ -26,7 +26,7 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
     """
     m = lambda ours, q: matches_printed(ours, q.value, q.half_unit)  # noqa: E731
     out = []
-    for (kind, c), row in paper_b.ANNULUS_TABLE.items():
+    for (kind, c), row in symmetry_lifting.ANNULUS_TABLE.items():
         v = {k: values[f"{k}_{c}"] for k in ("defect_start", "acc_start")}
         end, acc_end = values[f"defect_end_{kind}_resolved_{c}"], values[f"acc_end_{kind}_resolved_{c}"]
         fend, facc = values[f"defect_end_{kind}_fixed_{c}"], values[f"acc_end_{kind}_fixed_{c}"]
@@ -34,7 +34,9 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
         q_ref = row["start"] if kind == "c" else row["pred"]
         off, paper_off = abs(end / ref - 1), abs(row["end"].value / q_ref.value - 1)
         paper_off += row["end"].half_unit / row["end"].value + q_ref.half_unit / q_ref.value  # printed precision
-        tol = paper_b.RESOLVED_C_TOLERANCE.value if kind == "c" else paper_b.RESOLVED_B_TOLERANCE.value
+        tol = (
+            symmetry_lifting.RESOLVED_C_TOLERANCE.value if kind == "c" else symmetry_lifting.RESOLVED_B_TOLERANCE.value
+        )
         sign = "+c" if kind == "c" else "−b"
         where = c.replace("_", "/")
         out.append(
@@ -66,14 +68,14 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
         )  # fmt: skip
     dev_c = max(abs(values[f"defect_end_c_resolved_{c}"] / values[f"defect_start_{c}"] - 1) for c in CONDITIONS)
     dev_b = max(abs(values[f"defect_end_b_resolved_{c}"] / values[f"defect_pred_b_{c}"] - 1) for c in CONDITIONS)
-    q_c, q_b = paper_b.RESOLVED_C_TOLERANCE, paper_b.RESOLVED_B_TOLERANCE
+    q_c, q_b = symmetry_lifting.RESOLVED_C_TOLERANCE, symmetry_lifting.RESOLVED_B_TOLERANCE
     growth = values["defect_end_c_fixed_full_trained"] / values["defect_start_full_trained"]
-    q_g = paper_b.FIXED_C_GROWTH
+    q_g = symmetry_lifting.FIXED_C_GROWTH
     acc_b = values["acc_end_b_fixed_wedge_trained"]
-    q_a = paper_b.ANNULUS_TABLE[("b", "wedge_trained")]["fixed_acc"]
+    q_a = symmetry_lifting.ANNULUS_TABLE[("b", "wedge_trained")]["fixed_acc"]
     init = [(k, c) for k in KINDS for c in ("wedge_init", "full_init")]
     alike = all(values[f"acc_end_{k}_fixed_{c}"] == values[f"acc_end_{k}_resolved_{c}"] for k, c in init)
-    row = paper_b.ANNULUS_TABLE[("b", "wedge_init")]
+    row = symmetry_lifting.ANNULUS_TABLE[("b", "wedge_init")]
     ahead = values["defect_end_b_fixed_wedge_init"]
     out += [
         Claim("B88_resolved_c_2pct", "B", q_c.section, "resolved rotation keeps ‖(I−Π)f‖ within 2 % of its start, "
@@ -96,15 +98,15 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
               (ahead, values["defect_pred_b_wedge_init"]), "matches: the fixed end within the printed precision; "
               "in kind: below the exact flow's prediction", matches=m(ahead, row["fixed_end"]),
               holds=bool(ahead < values["defect_pred_b_wedge_init"]), link=links["table"]),
-        Claim("B88_consistency", "B", paper_b.CONSISTENCY.section, "the fixed overlay of a resolved run agrees with an "
-              "independent fixed-mode run", paper_b.CONSISTENCY.text, None, "needs a second implementation",
-              group="identity", link=links["table"]),
+        Claim("B88_consistency", "B", symmetry_lifting.CONSISTENCY.section, "the fixed overlay of a resolved run "
+              "agrees with an independent fixed-mode run", symmetry_lifting.CONSISTENCY.text, None,
+              "needs a second implementation", group="identity", link=links["table"]),
         Claim("B84_bce", "B", "notes §8.4", "final training BCE (wedge, full)",
-              tuple(q.text for q in paper_b.ANNULUS_BCE.values()), (values["bce_wedge"], values["bce_full"]),
+              tuple(q.text for q in symmetry_lifting.ANNULUS_BCE.values()), (values["bce_wedge"], values["bce_full"]),
               f"matches: within the printed precision; in kind: within a factor {line('value_kind_factor'):g}",
-              matches=all(m(values[f"bce_{d}"], q) for d, q in paper_b.ANNULUS_BCE.items()),
+              matches=all(m(values[f"bce_{d}"], q) for d, q in symmetry_lifting.ANNULUS_BCE.items()),
               holds=all(1 / line("value_kind_factor") <= values[f"bce_{d}"] / q.value <= line("value_kind_factor")
-                        for d, q in paper_b.ANNULUS_BCE.items()),
+                        for d, q in symmetry_lifting.ANNULUS_BCE.items()),
               link=links["training"]),
     ]  # fmt: skip
     return out

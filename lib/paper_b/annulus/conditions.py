@@ -15,11 +15,11 @@ from torch import Tensor
 
 from lib.core.tables import Table
 from lib.paper_b import sensitivity
+from lib.paper_b.annulus.condition_flows import FlowSet, start_of
 from lib.paper_b.annulus.data import CONDITIONS
-from lib.paper_b.annulus.flows import FlowSet, start_of
 from lib.paper_b.annulus.model import layer_blocks
 from lib.paper_b.annulus.problem import AnnulusProblem
-from lib.paper_b.problem import KINDS
+from lib.paper_b.lifting_problem import KINDS
 
 MODES = ("resolved", "fixed")
 SIGN = {"c": "c*", "b": "b*"}

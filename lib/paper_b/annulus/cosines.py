@@ -1,14 +1,9 @@
-"""How c* and b* relate on the annulus (paper B contribution 3, eq. 22), at a point and along the resolved flows.
+"""How c* and b* relate on the annulus (paper B contribution 3, eq. 22), along the resolved flows.
 
-At θ both lifts share one truncated SVD J ≈ U_r Σ_r V_rᵀ with P = U_r U_rᵀ, and each realises J z = P g + J_⊥ z
-(g the target, J_⊥ = (I − P) J the discarded tail). With r = ‖(I − P) g‖/‖g‖ (the lift's relative residual) and
-t = ‖J_⊥ z‖/‖g‖ (its tail), the cosine of the realised moves J c*, J b* and that of the targets X f, −δ obey exactly
-
-    cos(J c*, J b*) = (cos(X f, −δ) − e₁ + e₂) / (n_c n_b),  |e₁| ≤ r_c r_b,  |e₂| ≤ t_c t_b,  n = sqrt(1 − r² + t²)
-
-(:func:`realised_cosine_bound`). Eq. 22 makes the targets orthogonal on a rotation-invariant probe set; the realised
-moves are then orthogonal up to (r_c r_b + t_c t_b)/(n_c n_b), "what the residuals allow". Parameter space has no
-such statement: cos(c*, b*) is reported as it is.
+A resolved flow records at every stop how c* and b* relate there (``lib.paper_b.relations.lift_cosines``: the
+cosines in parameter space, of the realised moves and of the targets, each lift's residual and tail, and the bound
+``lib.paper_b.relations.realised_cosine_bound`` on how far the realised moves may depart from a right angle). This
+module reads those records off the flows: the values a chapter cites, its table, its curves and its claim.
 """
 
 from __future__ import annotations
@@ -16,48 +11,16 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from torch import Tensor
 
 from lib.core.claims import Claim
 from lib.core.tables import Table
+from lib.paper_b.annulus.condition_flows import FlowSet
 from lib.paper_b.annulus.data import CONDITIONS
-from lib.paper_b.annulus.flows import FlowSet
-from lib.paper_b.problem import KINDS
-from lib.paper_b.relations import cosine, direction_relation
+from lib.paper_b.lifting_problem import KINDS
+from lib.paper_b.relations import COSINE_KEYS
 
-#: what ``lift_cosines`` records at a stop (the keys of a resolved flow's diagnostics)
-COSINE_KEYS = ("cos_param", "cos_function", "cos_targets", "rel_res_c", "rel_res_b", "tail_c", "tail_b", "orth_bound")
 #: the distinct starting points: both initial conditions share theirs
 STARTS = {"init": ("wedge_init", "full_init"), "wedge_trained": ("wedge_trained",), "full_trained": ("full_trained",)}
-
-
-def realised_cosine_bound(r_c: float, r_b: float, t_c: float, t_b: float, cos_targets: float = 0.0) -> float:
-    """The largest |cos(J c*, J b*) − cos_targets| the lifts' relative residuals r and tails t allow (module doc).
-
-    With ``cos_targets`` = 0 (eq. 22 holding exactly) it bounds |cos(J c*, J b*)| itself."""
-    for name, value, hi in (("r_c", r_c, 1.0), ("r_b", r_b, 1.0), ("t_c", t_c, math.inf), ("t_b", t_b, math.inf)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < hi:
-            raise ValueError(f"{name}={value!r} must be a number in [0, {hi:g})")
-    if isinstance(cos_targets, bool) or not isinstance(cos_targets, (int, float)) or not abs(cos_targets) <= 1:
-        raise ValueError(f"cos_targets={cos_targets!r} must be a cosine, a number in [−1, 1]")
-    n = math.sqrt(1 - r_c**2 + t_c**2) * math.sqrt(1 - r_b**2 + t_b**2)
-    return abs(cos_targets) * abs(1 / n - 1) + (r_c * r_b + t_c * t_b) / n
-
-
-def lift_cosines(problem, theta: Tensor) -> dict[str, float]:
-    """c* and b* at θ (one decomposition, ``AnnulusProblem.lift``): cos(c*, b*), cos(J c*, J b*), cos(X f, −δ),
-    each lift's relative residual and tail, and the orthogonality bound (keys :data:`COSINE_KEYS`)."""
-    ev = problem.evaluate(theta)
-    lifts = {k: problem.lift(theta, k) for k in KINDS}
-    out = direction_relation(ev.jac, lifts["c"].coef, lifts["b"].coef)
-    targets = {k: problem.target(ev, k) for k in KINDS}
-    out["cos_targets"] = cosine(targets["c"], targets["b"])
-    for k in KINDS:
-        tail = ev.jac.matmul(lifts[k].coef) - lifts[k].projection
-        out[f"rel_res_{k}"] = float(lifts[k].rel_residual)
-        out[f"tail_{k}"] = float(tail.norm()) / float(targets[k].norm())
-    out["orth_bound"] = realised_cosine_bound(out["rel_res_c"], out["rel_res_b"], out["tail_c"], out["tail_b"])
-    return out
 
 
 def _check_runs(runs: FlowSet):

@@ -15,7 +15,7 @@ ARCS = {"wedge": 90.0, "full": 360.0}
 CONDITIONS = ("wedge_init", "wedge_trained", "full_init", "full_trained")  # (dataset)_(stage) of the §8.8 table
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AnnulusConfig:
     """Every knob of data, model and training (notes §8.2–8.4); its hash keys the weight cache."""
 

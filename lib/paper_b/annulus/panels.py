@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 from torch import Tensor
 
-from lib.paper_b.annulus.flows import FlowSet
+from lib.paper_b.annulus.condition_flows import FlowSet
 from lib.paper_b.annulus.model import layer_blocks
 from lib.paper_b.annulus.problem import AnnulusProblem
-from lib.paper_b.problem import KINDS
+from lib.paper_b.lifting_problem import KINDS
 
 SIGN = {"c": "+c", "b": "−b"}
 CURVES = (("resolved", "sensitivity", "resolved"), ("fixed", "sensitivity", "fixed (gauged)"),

@@ -18,7 +18,8 @@ from lib.paper_b import lifting
 from lib.paper_b import symmetry as sym
 from lib.paper_b.annulus.data import DEFAULT_CONFIG, AnnulusConfig
 from lib.paper_b.annulus.mlp import MLPJacobian, MLPParams
-from lib.paper_b.problem import check_kind
+from lib.paper_b.lifting_problem import check_kind
+from lib.paper_b.relations import lift_cosines
 
 
 class Evaluation:
@@ -57,7 +58,7 @@ class Evaluation:
 class AnnulusProblem:
     """Probe grid, C_64 Reynolds average, generator, lifts and the §8.7 measures for the annulus MLP (float64).
 
-    Implements ``lib.paper_b.problem.LiftingProblem``; flows are run by ``lib.paper_b.flows.run_flow``.
+    Implements ``lib.paper_b.lifting_problem.LiftingProblem``; flows are run by ``lib.paper_b.euler_flows.run_flow``.
     """
 
     def __init__(
@@ -167,12 +168,10 @@ class AnnulusProblem:
     ):
         """The annulus's own measures at a stop (for ``run_flow(observe=…)``): the angular deviation at r = 1 and,
         per dataset, BCE, accuracy and (every ``invariance_every`` stops and the last; nan elsewhere) the invariance
-        error; with ``cosines``, how c* and b* at the stop relate (``lib.paper_b.annulus.cosines.lift_cosines``;
+        error; with ``cosines``, how c* and b* at the stop relate (``lib.paper_b.relations.lift_cosines``;
         in a resolved flow one of the two lifts is the step's own); with ``frozen`` = (kind, gauge), how far the
         move of the flow's first direction z₀ has changed, ‖J_θ z₀ − J_θ₀ z₀‖/‖J_θ₀ z₀‖ (``move_drift_z0``: how
         local J is along the path; z₀ is the lift the flow made at its first stop)."""
-        from lib.paper_b.annulus.cosines import lift_cosines  # cosines builds on this module
-
         if frozen is not None:
             check_kind(frozen[0])
         first: dict[str, Tensor] = {}

@@ -12,12 +12,12 @@ import torch
 
 from lib.core.tables import Table
 from lib.paper_b import sensitivity, symmetry
+from lib.paper_b.annulus.condition_flows import FlowSet, start_of
 from lib.paper_b.annulus.data import ARCS, CONDITIONS
-from lib.paper_b.annulus.flows import FlowSet, start_of
 from lib.paper_b.annulus.model import theta_to_module
 from lib.paper_b.annulus.problem import AnnulusProblem
-from lib.paper_b.problem import KINDS
-from lib.papers import symmetry_lifting as paper_b
+from lib.paper_b.lifting_problem import KINDS
+from lib.papers import symmetry_lifting
 
 TAGS = (
     ("resolved", "sensitivity", "resolved"),
@@ -33,14 +33,14 @@ def settings(*, steps: int, dt: float, tau: float) -> dict:
     out = {"steps": steps, "dt": float(dt), "flow_time": float(steps * dt), "flow_degrees": math.degrees(steps * dt)}
     out["tau"] = float(tau)
     for name in ("data_seed", "n_inner", "n_outer", "hidden", "init_seed", "lr", "epochs", "grid_side"):
-        out[f"paper_{name}"] = paper_b.ANNULUS[name]
-    out["paper_grid_extent"] = paper_b.ANNULUS["grid_extent"]
-    out["paper_group_order"] = paper_b.GROUP_ORDER
+        out[f"paper_{name}"] = symmetry_lifting.ANNULUS[name]
+    out["paper_grid_extent"] = symmetry_lifting.ANNULUS["grid_extent"]
+    out["paper_group_order"] = symmetry_lifting.GROUP_ORDER
     out.update({f"arc_{d}": float(degrees) for d, degrees in ARCS.items()})
-    out.update({f"paper_bce_{d}": q.text for d, q in paper_b.ANNULUS_BCE.items()})
-    for (kind, c), row in paper_b.ANNULUS_TABLE.items():
+    out.update({f"paper_bce_{d}": q.text for d, q in symmetry_lifting.ANNULUS_BCE.items()})
+    for (kind, c), row in symmetry_lifting.ANNULUS_TABLE.items():
         out.update({f"paper_{k}_{kind}_{c}": q.text for k, q in row.items()})
-    out["paper_growth_c"] = paper_b.FIXED_C_GROWTH.text
+    out["paper_growth_c"] = symmetry_lifting.FIXED_C_GROWTH.text
     return out
 
 
@@ -118,10 +118,10 @@ def claim_values(values: dict, flow_claims: list) -> dict:
     raises or lowers the defect."""
     by_id = {c.id: c for c in flow_claims}
     out = {"resolved_c_max_dev": float(by_id["B88_resolved_c_2pct"].ours)}
-    paper_rows = [paper_b.ANNULUS_TABLE[("c", c)] for c in CONDITIONS]
+    paper_rows = [symmetry_lifting.ANNULUS_TABLE[("c", c)] for c in CONDITIONS]
     out["paper_resolved_c_max_dev"] = max(abs(r["end"].value / r["start"].value - 1) for r in paper_rows)
-    out["paper_tol_c_pct"] = 100 * paper_b.RESOLVED_C_TOLERANCE.value
-    out["paper_tol_b_pct"] = 100 * paper_b.RESOLVED_B_TOLERANCE.value
+    out["paper_tol_c_pct"] = 100 * symmetry_lifting.RESOLVED_C_TOLERANCE.value
+    out["paper_tol_b_pct"] = 100 * symmetry_lifting.RESOLVED_B_TOLERANCE.value
     for c in CONDITIONS:
         for kind in KINDS:
             up = values[f"defect_end_{kind}_fixed_{c}"] > values[f"defect_start_{c}"]
@@ -134,7 +134,7 @@ def _fmt(x: float) -> str:
 
 
 def _paper_row(kind: str, c: str) -> tuple[float, ...]:
-    row = paper_b.ANNULUS_TABLE[(kind, c)]
+    row = symmetry_lifting.ANNULUS_TABLE[(kind, c)]
     return tuple(row[k].value for k in ("start", "end", "pred", "acc_start", "acc_end", "fixed_end", "fixed_acc"))
 
 

@@ -11,10 +11,10 @@ from torch import Tensor
 
 from lib.core.tables import Table
 from lib.paper_b.lifting import GAUGES
+from lib.paper_b.lifting_problem import KINDS
 from lib.paper_b.mexican_hat.attribution import LAYER_NAMES, Snapshot, dominant_layer, snapshot
 from lib.paper_b.mexican_hat.gate import GatedProblem, SketchGate
 from lib.paper_b.mexican_hat.lift import sketched_svd
-from lib.paper_b.problem import KINDS
 from lib.paper_b.relations import block_shares, direction_relation
 
 TAGS = {"minnorm": "plain", "sensitivity": "gauged"}

@@ -18,8 +18,8 @@ from torch import Tensor
 from lib.core import params
 from lib.core.tables import Table
 from lib.paper_b.lifting import GAUGES
+from lib.paper_b.lifting_problem import KINDS, check_kind
 from lib.paper_b.mexican_hat.problem import MexicanHatProblem
-from lib.paper_b.problem import KINDS, check_kind
 
 GAUGE_NAMES = {"minnorm": "min-norm", "sensitivity": "sensitivity"}
 

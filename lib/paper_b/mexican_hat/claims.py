@@ -8,14 +8,14 @@ from lib.core.claims import Claim
 from lib.core.lines import line
 from lib.core.verdicts import matches_printed
 from lib.paper_b.mexican_hat.walks import WalkSet
-from lib.papers import symmetry_lifting as paper_b
+from lib.papers import symmetry_lifting
 
 
 def mexican_hat_claims(values: dict, walks: WalkSet, link) -> list[Claim]:
     """Every claim the chapter can judge. ``values`` holds the glued numbers (``lie_derivative_true_force``,
     ``cos_delta_eta_polar``, ``cos_delta_eta_square``, ``val_mse``, ``equivariance_error_73deg``, ``rank0``);
     ``link(title)`` gives the address of the chapter's section titled ``title``."""
-    notes = paper_b.HAMILTONIAN_NOTES
+    notes = symmetry_lifting.HAMILTONIAN_NOTES
     q_val, q_rank, q_sq = notes["val_mse"], notes["rank"], notes["cos_square"]
     eq_lo, eq_hi = notes["equivariance_error_plain"].value, notes["equivariance_error_augmented"].value
     walks_link = link("Walking along $c^\\star$ and $b^\\star$: resolved and fixed")

@@ -10,7 +10,7 @@ from torch import Tensor
 from lib.paper_b.mexican_hat.system import TRAIN_ALPHAS, check_potential_alpha, leapfrog_true, sample_initial_conditions
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DataConfig:
     """Windowed trajectory data (notes §9.3, ``mexican_hat_config.json``)."""
 

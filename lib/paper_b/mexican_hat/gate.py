@@ -21,11 +21,11 @@ from torch import Tensor
 from lib.core import params
 from lib.kernels.cpu_linalg import tn_gram
 from lib.paper_b.lifting import lift, retained_rank
+from lib.paper_b.lifting_problem import check_kind
 from lib.paper_b.mexican_hat.attribution import Snapshot, snapshot
 from lib.paper_b.mexican_hat.lift import Solve, sketched_svd
 from lib.paper_b.mexican_hat.probes import defect_field, generator_field
 from lib.paper_b.mexican_hat.problem import MexicanHatProblem
-from lib.paper_b.problem import check_kind
 
 
 def exact_singular_values(J: Tensor) -> Tensor:

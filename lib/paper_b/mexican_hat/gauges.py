@@ -11,9 +11,9 @@ from torch import Tensor
 
 from lib.core.tables import Table
 from lib.paper_b.lifting import LiftResult, TruncatedSVD, lift
+from lib.paper_b.lifting_problem import KINDS
 from lib.paper_b.mexican_hat.lift import Solve, pooled_lift, sketched_svd
 from lib.paper_b.mexican_hat.probes import Probes, defect_field, force_jacobian, pooled_force
-from lib.paper_b.problem import KINDS
 
 GAUGE_TAGS = (("min-norm", "plain"), ("sensitivity gauge", "gauged"))
 

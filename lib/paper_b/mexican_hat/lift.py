@@ -11,8 +11,8 @@ from torch import Tensor
 
 from lib.kernels.cpu_linalg import matmul
 from lib.paper_b.lifting import TAU, LiftResult, TruncatedSVD, column_norms, lift, retained_rank
+from lib.paper_b.lifting_problem import check_kind
 from lib.paper_b.mexican_hat.probes import Probes, defect_field, force_jacobian, generator_field
-from lib.paper_b.problem import check_kind
 
 
 def sketched_svd(J: Tensor, *, tau: float = TAU, rank: int = 128, power: int = 1, seed: int = 0) -> TruncatedSVD:

@@ -1,9 +1,9 @@
 """The Mexican hat as a lifting problem (paper B §3.2, notes §9.5): the learned force on the pooled probe rows, its
 lifts, and the measures of a walk; with the rollout checks of the trained model.
 
-:class:`MexicanHatProblem` implements ``lib.paper_b.problem.LiftingProblem`` (walks are run by
-``lib.paper_b.flows.run_flow``) and owns the scratch of its re-solves: the 366 MB pooled Jacobian, overwritten by the
-next solve (allocating it anew costs 0.2 s of page faults a solve).
+:class:`MexicanHatProblem` implements ``lib.paper_b.lifting_problem.LiftingProblem`` (walks are run by
+``lib.paper_b.euler_flows.run_flow``) and owns the scratch of its re-solves: the 366 MB pooled Jacobian, overwritten by
+the next solve (allocating it anew costs 0.2 s of page faults a solve).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from torch import Tensor
 
 from lib.core import params
 from lib.paper_b import lifting
+from lib.paper_b.lifting_problem import check_kind
 from lib.paper_b.mexican_hat.lift import Solve, pooled_lift
 from lib.paper_b.mexican_hat.model import ASRNN, potential, rollout, v_params_of
 from lib.paper_b.mexican_hat.probes import (
@@ -33,7 +34,6 @@ from lib.paper_b.mexican_hat.system import (
     leapfrog_true,
     sample_initial_conditions,
 )
-from lib.paper_b.problem import check_kind
 from lib.paper_b.symmetry import rotation
 
 

@@ -25,7 +25,7 @@ from lib.paper_b.mexican_hat.probes import (
 from lib.paper_b.mexican_hat.problem import relative_rollout_error, rollout_comparison
 from lib.paper_b.mexican_hat.system import TRAIN_ALPHAS, UNSEEN_ALPHAS
 from lib.paper_b.symmetry import cosine, square_grid
-from lib.papers import symmetry_lifting as paper_b
+from lib.papers import symmetry_lifting
 
 PORTRAIT_ALPHAS = (-0.8, -0.5, 0.6, 1.0)  # two training and two unseen values
 
@@ -36,7 +36,7 @@ def settings(probes: Probes, data: DataConfig | None = None) -> dict:
     n_states = data.splits + data.window - 1  # states per trajectory (one more than its Δt steps)
     n_windows = len(data.alphas) * data.ics_per_alpha * data.splits
     n_val = round(n_windows * data.val_fraction)
-    mh, notes = paper_b.MEXICAN_HAT, paper_b.HAMILTONIAN_NOTES
+    mh, notes = symmetry_lifting.MEXICAN_HAT, symmetry_lifting.HAMILTONIAN_NOTES
     return {
         "n_states": n_states, "n_traj_steps": n_states - 1, "n_splits": data.splits, "window": data.window,
         "n_later": data.instants - 1, "n_ics": data.ics_per_alpha, "e_max": data.e_max, "n_windows": n_windows,

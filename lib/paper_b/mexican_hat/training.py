@@ -24,7 +24,7 @@ from lib.paper_b.mexican_hat.model import ASRNN, trajectory_loss
 from lib.paper_b.mexican_hat.system import DT
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ASRNNConfig:
     """Everything that determines a trained ASRNN (the cache key)."""
 

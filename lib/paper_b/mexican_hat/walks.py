@@ -1,5 +1,5 @@
 """The Mexican hat's walks along c* and b*, resolved and fixed (paper B Figs. 3–4, notes §9.5): each one
-``lib.paper_b.flows.run_flow`` of a ``MexicanHatProblem``, and what the chapter reads off them."""
+``lib.paper_b.euler_flows.run_flow`` of a ``MexicanHatProblem``, and what the chapter reads off them."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 from torch import Tensor
 
 from lib.core.tables import Table
-from lib.paper_b.flows import FlowRecord, run_flow
+from lib.paper_b.euler_flows import FlowRecord, run_flow
+from lib.paper_b.lifting_problem import KINDS
 from lib.paper_b.mexican_hat.problem import MexicanHatProblem
-from lib.paper_b.problem import KINDS
 
 MODES = ("resolved", "fixed")
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from lib.core.tables import Table
 from lib.lenses import jacobian as lj
-from lib.lenses.flow import FlowResult, shed_mass
+from lib.lenses.near_null_flow import FlowResult, shed_mass
 from lib.lenses.solution import SolutionLens
 from lib.paper_a import rnn, schur
 
@@ -17,10 +17,10 @@ from lib.paper_a import rnn, schur
 HALVINGS = 4
 
 
-def run_flows(study, copy_settings: dict[str, Any]) -> dict[str, FlowResult]:
+def run_flows(study) -> dict[str, FlowResult]:
     """task → the flow of its first solution (ε = the safe tolerance, paper B's τ)."""
     out = {}
-    for task, solutions, batch in study.jobs(copy_settings, seeds=1, copy_seeds=min(study.copy_seeds, 1)):
+    for task, solutions, batch in study.jobs(solutions=1, copy_solutions=min(study.copy_solutions, 1)):
         w = rnn.as_float64(solutions[0].weights)
         coords = lj.coordinates(schur.split(schur.ordered_real_schur(w["W_hh"].numpy()), study.alpha))
         out[task] = shed_mass(

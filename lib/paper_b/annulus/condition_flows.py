@@ -1,6 +1,6 @@
 """The annulus flows of paper B §3.1 (notes §8.6–8.8): from each start, resolved and fixed flows along c* and b*,
 the (start, direction) pairs run as independent jobs (``lib.core.engine``); each flow by
-``lib.paper_b.flows.run_flow``."""
+``lib.paper_b.euler_flows.run_flow``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from torch import Tensor
 
 from lib.core import engine
 from lib.paper_b.annulus.problem import AnnulusProblem
-from lib.paper_b.flows import FlowRecord, run_flow
-from lib.paper_b.problem import KINDS
+from lib.paper_b.euler_flows import FlowRecord, run_flow
+from lib.paper_b.lifting_problem import KINDS
 
 
 @dataclass
@@ -77,11 +77,11 @@ def flow(
     snapshot_stops=(),
     progress: bool = True,
 ) -> FlowRecord:
-    """One Euler flow along c* or b* (``lib.paper_b.flows.run_flow``) with the §8.7 diagnostics: the runner's, the
-    realisation errors, and the annulus's own (``AnnulusProblem.observer``: angular deviation, BCE, accuracy, invariance
-    error per dataset, the last every ``invariance_every`` stops, and how far the move of z₀ drifts); a resolved flow
-    also records how c* and b* relate at each recorded stop (``lib.paper_b.annulus.cosines``: the other lift reuses
-    the step's decomposition of J)."""
+    """One Euler flow along c* or b* (``lib.paper_b.euler_flows.run_flow``) with the §8.7 diagnostics: the runner's,
+    the realisation errors, and the annulus's own (``AnnulusProblem.observer``: angular deviation, BCE, accuracy,
+    invariance error per dataset, the last every ``invariance_every`` stops, and how far the move of z₀ drifts); a
+    resolved flow also records how c* and b* relate at each recorded stop (``lib.paper_b.relations.lift_cosines``:
+    the other lift reuses the step's decomposition of J; ``lib.paper_b.annulus.cosines`` reads them off)."""
     datasets = tuple(problem.datasets) if datasets is None else tuple(datasets)
     cosines = mode == "resolved"
     observe = problem.observer(

@@ -1,8 +1,9 @@
 """Resolved and fixed Euler flows in parameter space, with diagnostics recorded at every stop (paper B §3, notes §7).
 
-:func:`run_flow` is the one flow runner of both of paper B's systems: it walks a ``lib.paper_b.problem.LiftingProblem``
-along c* or b* and returns a :class:`FlowRecord` (the per-stop diagnostics, its table row, its end values, its
-curves). It is built on :func:`euler_flow`, the integrator for any direction field.
+:func:`run_flow` is the one flow runner of both of paper B's systems: it walks a
+``lib.paper_b.lifting_problem.LiftingProblem`` along c* or b* and returns a :class:`FlowRecord` (the per-stop
+diagnostics, its table row, its end values, its curves). It is built on :func:`euler_flow`, the integrator for any
+direction field.
 
 ``euler_flow`` walks θ_{k+1} = θ_k + dt·z_k for k = 0..steps−1 (steps + 1 stops). In ``"resolved"`` mode z_k is
 re-solved at every stop, z_k = direction_fn(θ_k) (including the final stop, so its realisation error can be
@@ -22,7 +23,7 @@ import numpy as np
 from torch import Tensor
 
 from lib.core.progress import bar as progress_bar
-from lib.paper_b.problem import ExactFlow, LiftingProblem, check_kind
+from lib.paper_b.lifting_problem import ExactFlow, LiftingProblem, check_kind
 
 MODES = ("resolved", "fixed")
 

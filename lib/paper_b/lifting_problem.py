@@ -7,7 +7,7 @@ how to rotate f_θ. The two directions, in this book's sign (the paper's η is �
 * kind ``"c"``: X f, the rotation generator; the exact flow f_t = f₀ rotated by t (``rotated``);
 * kind ``"b"``: −δ with δ = f − Π f, towards the invariant (equivariant) functions; the exact flow Π f₀ + e^{−t} δ₀.
 
-:class:`ExactFlow` holds both flows' closed forms from θ₀; ``lib.paper_b.flows.run_flow`` walks any problem along
+:class:`ExactFlow` holds both flows' closed forms from θ₀; ``lib.paper_b.euler_flows.run_flow`` walks any problem along
 either direction and measures it against them.
 """
 
