@@ -15,7 +15,7 @@ PINNED := $(PY) -m bookrun.arithmetic --
 export PYTHONHASHSEED  := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book html pdf test execute venv unit results browser nbval lint bench bench-book publish clean help
+.PHONY: book html pdf dist test execute venv unit results browser nbval lint bench bench-book publish clean help
 
 help:
 	@sed -n '1,7p' Makefile
@@ -49,6 +49,12 @@ pdf: execute
 	@# Sphinx's one-page build writes the page to book/intro.html but its asset paths relative to the root
 	cp _build/singlehtml/book/intro.html _build/singlehtml/book.html
 	$(PY) scripts/browser.py _build/singlehtml/book.html _build/pdf/book.pdf
+
+# The built book as one archive for readers (bookrun.dist): dist/<name>-<version>.tar.gz, the name and version of
+# pyproject.toml, holding the HTML (its index.html opens offline), the PDF, claims.json, results.json, provenance.json,
+# the scorecard as CSV and READ-ME-FIRST.txt. tests/browser/test_dist.py builds and opens one in make test.
+dist: html pdf
+	$(PY) -m bookrun.dist --out dist
 
 unit: $(STAMP)
 	$(PINNED) $(VENV)/bin/pytest -m "not results and not browser" tests

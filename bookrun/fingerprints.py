@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,10 @@ from lib.core.paths import REPO_ROOT
 RECORD_KEY = "book_execution"
 LOGS_VAR = "BOOK_IMPORT_LOGS"  # folders (os.pathsep-separated) where kernels log the repository files they imported
 ROOT_VAR = "BOOK_REPO_ROOT"
-REQUIREMENTS = ("requirements.txt", "pyproject.toml")
+#: What of ``pyproject.toml`` decides the environment the chapters compute in: its build system and dependencies.
+#: Its metadata (the version a release raises, the licence, the description) re-executes no chapter.
+INSTALLED = (("build-system",), ("project", "requires-python"), ("project", "dependencies"),
+             ("project", "optional-dependencies"))  # fmt: skip
 
 STARTUP = '''"""bookrun: after every cell, log the repository files this kernel imported (see bookrun.fingerprints)."""
 
@@ -105,10 +109,26 @@ def _relative(path: Path) -> str:
         return str(path)
 
 
-def requirements_digest() -> str:
+def installed_part(path: Path) -> str | None:
+    """The :data:`INSTALLED` tables of a ``pyproject.toml`` as canonical JSON (None if the file does not exist)."""
+    try:
+        project = tomllib.loads(Path(path).read_text())
+    except FileNotFoundError:
+        return None
+    picked = {}
+    for keys in INSTALLED:
+        value = project
+        for k in keys:
+            value = value.get(k) if isinstance(value, dict) else None
+        picked[".".join(keys)] = value
+    return json.dumps(picked, sort_keys=True)
+
+
+def requirements_digest(root: Path = REPO_ROOT) -> str:
+    """sha256 over ``requirements.txt`` and what ``pyproject.toml`` installs (:data:`INSTALLED`)."""
     h = hashlib.sha256()
-    for name in REQUIREMENTS:
-        h.update((file_digest(REPO_ROOT / name) or "").encode())
+    h.update((file_digest(Path(root) / "requirements.txt") or "").encode())
+    h.update((installed_part(Path(root) / "pyproject.toml") or "").encode())
     return h.hexdigest()
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from lib.core import arithmetic
 
+from . import release
+
 MARKER = "<!-- build-record -->"
 
 
@@ -46,6 +48,7 @@ def section(build: Path) -> str:
         "",
         "| what | in this build |",
         "|---|---|",
+        *([f"| the book | {release.describe(prov)} |"] if "version" in prov else []),
         f"| CPU | {cpu['model']} ({cpu['vendor']}, {cpu['machine']}; {', '.join(cpu['flags'])}) |",
         f"| libraries | torch {prov['versions']['torch']}, numpy {prov['versions']['numpy']}, scipy "
         f"{prov['versions']['scipy']}, Python {prov['python']} |",

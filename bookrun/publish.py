@@ -4,9 +4,12 @@ Copies ``_build/results.json`` (every glued value but the timings, ``lib.core.re
 ``provenance.json`` into ``published/`` (each written to a temporary file, then renamed), after checking that the
 build is complete and computed with the pinned arithmetic, and prints what changed against the previous reference.
 A change of the reference is a change of the book's numbers: commit it on its own, saying why (a new seed, a fixed bug,
-a new library version), never to make a test pass. A verdict that changes needs ``--why TEXT`` (``make publish
-WHY="..."``): each such change is appended to ``published/changes.json`` with the reason, and the page *Changes to the
-verdicts* lists them.
+a new library version), never to make a test pass. A reference that changes needs ``--why TEXT`` (``make publish
+WHY="..."``) and a version of the book not yet released (``CHANGELOG.md``: raise ``[project] version`` in
+``pyproject.toml`` and open its section first). The publish is logged, with the reason and the version, in
+``published/publishes.json`` (how many values moved, per chapter) and each verdict that changes in
+``published/changes.json`` (the page *Changes to the verdicts*); ``python -m bookrun.changelog`` then writes both into
+``CHANGELOG.md``.
 """
 
 from __future__ import annotations
@@ -19,10 +22,12 @@ import sys
 from lib.core import reference
 from lib.core.paths import REPO_ROOT, build_dir
 
+from . import changelog, release
 from .manifest import load_manifest
-from .processes import write_json_atomic
+from .processes import shown, write_json_atomic
 
-CHANGES = reference.PUBLISHED / "changes.json"
+CHANGES = changelog.CHANGES
+PUBLISHES = changelog.PUBLISHES
 
 
 def verdict_changes(previous: dict, claims: dict) -> list[dict[str, str]]:
@@ -38,7 +43,7 @@ def verdict_changes(previous: dict, claims: dict) -> list[dict[str, str]]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bookrun.publish", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--why", default="", help="why the verdicts change (required when one does)")
+    parser.add_argument("--why", default="", help="why the reference changes (required when it does)")
     args = parser.parse_args(argv)
     build = build_dir()
     try:
@@ -62,26 +67,41 @@ def main(argv: list[str]) -> int:
     except FileNotFoundError:
         previous = None
     changes = verdict_changes(previous["claims"], claims) if previous is not None else []
-    if changes and not args.why.strip():
-        print(f"publish: refused: {len(changes)} verdicts change ({', '.join(c['claim'] for c in changes)}); say why "
-              'with --why "..." (make publish WHY="...")', file=sys.stderr)  # fmt: skip
-        return 2
-    if changes:
-        log = json.loads(CHANGES.read_text()) if CHANGES.is_file() else []
-        date = datetime.date.today().isoformat()
-        log += [{**c, "date": date, "why": args.why.strip()} for c in changes]
-        write_json_atomic(CHANGES, log)
     kept = {k: v for k, v in sorted(results.items()) if not reference.exempt(k)}
+    changed = previous is None or not reference.agrees(reference.compare(kept, claims, previous))
+    why, version = args.why.strip(), release.version()
+    if changed and not why:
+        what = f"{len(changes)} verdicts change: {', '.join(c['claim'] for c in changes)}" if changes else "values"
+        print(f'publish: refused: the reference changes ({what}); say why with --why "..." (make publish WHY="...")',
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if changed and changelog.released(version):
+        print(f"publish: refused: version {version} is released (CHANGELOG.md), and a released version's reference "
+              "never changes: raise [project] version in pyproject.toml and open its section in CHANGELOG.md "
+              f"('## X.Y.Z — {changelog.UNRELEASED}')", file=sys.stderr)  # fmt: skip
+        return 2
+    stamp = {"date": datetime.date.today().isoformat(), "version": version}
+    if changed:
+        record = changelog.publish_record(previous, kept, claims, len(changes), why, **stamp)
+        write_json_atomic(PUBLISHES, [*_log(PUBLISHES), record])
+    if changes:
+        write_json_atomic(CHANGES, [*_log(CHANGES), *({**c, **stamp, "why": why} for c in changes)])
     write_json_atomic(reference.PUBLISHED / "results.json", kept)
     write_json_atomic(reference.PUBLISHED / "claims.json", claims)
     write_json_atomic(reference.PUBLISHED / "provenance.json", provenance)
     print(f"published {len(kept)} values ({len(results) - len(kept)} timings left out) and {len(claims)} claims to "
-          f"{reference.PUBLISHED.relative_to(REPO_ROOT)}/")  # fmt: skip
+          f"{shown(reference.PUBLISHED)}/")  # fmt: skip
     if previous is not None:
         print("against the previous reference:", reference.summary(reference.compare(results, claims, previous)))
-        where = f", recorded in {CHANGES.relative_to(REPO_ROOT)}" if changes else ""
+        where = f", recorded in {shown(CHANGES)}" if changes else ""
         print(f"{len(changes)} verdicts changed{where}")
+    if changed:
+        print(f"logged in {shown(PUBLISHES)} under version {version}: run python -m bookrun.changelog")
     return 0
+
+
+def _log(path) -> list:
+    return json.loads(path.read_text()) if path.is_file() else []
 
 
 if __name__ == "__main__":

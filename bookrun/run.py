@@ -101,10 +101,12 @@ def execute(run: Run) -> int:
 
 
 def record_arithmetic(build: Path, results: dict) -> str:
-    """Write ``provenance.json`` (the arithmetic the kernels computed with, read in a process started as they are)
-    and ``reference_diff.json`` (this build against ``published/``); one line saying how the build compares."""
+    """Write ``provenance.json`` (the arithmetic the kernels computed with, read in a process started as they are,
+    and the book's version and commit, ``bookrun.release``) and ``reference_diff.json`` (this build against
+    ``published/``); one line saying how the build compares."""
     from lib.core import reference
 
+    from . import release
     from .chapter import kernel_env
 
     done = subprocess.run([sys.executable, "-m", "bookrun.arithmetic"], env=kernel_env(), capture_output=True,
@@ -113,6 +115,7 @@ def record_arithmetic(build: Path, results: dict) -> str:
         provenance = json.loads(done.stdout)
     except ValueError:
         return f"provenance: could not be read ({done.stderr.strip()[-300:]})"
+    provenance.update(release.record())
     write_json_atomic(build / "provenance.json", provenance)
     try:
         published = reference.load()

@@ -6,6 +6,9 @@
   they read.
 - The *Reproducibility* page shows the arithmetic of the build it belongs to and what moved against the published
   reference (``bookrun.provenance``).
+- Every page's footer says which release of the book it is (version and commit, ``bookrun.release``) and under
+  which licences its text, figures and code are; the introduction says how to cite the book, from ``CITATION.cff``
+  (``bookrun.citation``).
 - Pages open without console errors: the light theme is the default (pydata-sphinx-theme otherwise logs "invalid
   theme mode" on a first visit), a script added twice (sphinx-thebe's configuration) is kept once, and the page
   declares an empty icon instead of requesting a ``favicon.ico`` the book does not have.
@@ -87,6 +90,24 @@ def verdict_changes(app, docname, source):
     source[0] = source[0].replace(MARKER, section())
 
 
+def how_to_cite(app, docname, source):
+    """The introduction's *How to cite* section, rendered from ``CITATION.cff`` (``bookrun.citation``)."""
+    if docname.rsplit("/", 1)[-1] != "intro":
+        return
+    from bookrun.citation import MARKER, section
+
+    source[0] = source[0].replace(MARKER, section())
+
+
+def release_footer(app, config):
+    """Every page's footer: the book's version, the commit it was built from, and the licences (``bookrun.release``;
+    the theme shows its ``extra_footer`` option below the author). A theme option, so that Sphinx writes every page
+    again when the footer changes (a new commit), not only the pages whose source changed."""
+    from bookrun.release import footer_html, record
+
+    config.html_theme_options = {**(config.html_theme_options or {}), "extra_footer": footer_html(record())}
+
+
 #: Pages whose tables need the whole width: the theme's right-hand sidebar (the page's contents) is left out.
 WIDE_PAGES = ("scorecard", "copy_task", "paper_a_open")
 
@@ -100,9 +121,9 @@ def wide_pages(app, pagename, templatename, context, doctree):
         context["metatags"] = context.get("metatags", "") + f"\n<style>{wide}</style>"
 
 
-#: Pages whose text is read from ``_build`` or ``published/`` when the book is rendered (the hooks above): Sphinx must
-#: read them again on every build, since their MyST source does not change when that data does.
-DATA_PAGES = ("reproducibility", "changes")
+#: Pages whose text is read from ``_build``, ``published/`` or ``CITATION.cff`` when the book is rendered (the hooks
+#: above): Sphinx must read them again on every build, since their MyST source does not change when that data does.
+DATA_PAGES = ("reproducibility", "changes", "intro")
 
 
 def reread_data_pages(app, env, added, changed, removed):
@@ -111,8 +132,10 @@ def reread_data_pages(app, env, added, changed, removed):
 
 
 def setup(app):
+    app.connect("config-inited", release_footer)
     app.connect("source-read", build_record)
     app.connect("source-read", verdict_changes)
+    app.connect("source-read", how_to_cite)
     app.connect("env-get-outdated", reread_data_pages)
     app.connect("html-page-context", add_downloads, priority=502)  # after the theme builds its buttons (501)
     app.connect("html-page-context", clean_head, priority=900)

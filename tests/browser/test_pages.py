@@ -3,8 +3,9 @@
 Each page fails on raw Markdown table text, progress-bar, traceback or stderr text in an output, an image that did not
 load, a table wider than the text column at 1,280 px (it would scroll or be clipped), a page that scrolls sideways,
 maths that MathJax did not render (or rendered as an error), unresolved ``{glue`` text, a broken internal link or
-anchor, and any console error. A full-page screenshot of each page lands in ``_build/screenshots/``, with a JSON
-record of what was checked. The PDF of ``make pdf`` is checked with ``pdftotext``.
+anchor, a footer that does not name the book's version and commit, and any console error. A full-page screenshot of
+each page lands in ``_build/screenshots/``, with a JSON record of what was checked. The PDF of ``make pdf`` is checked
+with ``pdftotext``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 import pytest
 
+from bookrun import release
 from lib.core.paths import build_dir
 from tests.browser.conftest import BROWSER
 
@@ -40,6 +42,11 @@ def book_pages() -> list[str]:
 
 RAW_TABLE = re.compile(r"\|\s*:?[-—–]{1,}:?\s*\|")
 PROGRESS = re.compile(r"it/s\]|s/it\]|\d+%\|[█▏▎▍▌▋▊▉ #]*\||Traceback \(most recent call last\)")
+#: Every page's footer: the book's version and the commit it was built from (``bookrun.release``).
+RELEASE = re.compile(
+    rf"Version {re.escape(release.version())} · built from "
+    r"(commit [0-9a-f]{7}( with uncommitted changes)?|an unknown commit)"
+)
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\frac|\\mathrm|\$\$")
 
 INSPECT = """async () => {
@@ -63,6 +70,7 @@ INSPECT = """async () => {
     page_scrolls: document.documentElement.scrollWidth > window.innerWidth + 1,
     links: [...document.querySelectorAll("a[href]")].map(a => a.getAttribute("href")),
     ids: [...document.querySelectorAll("[id]")].map(e => e.id),
+    release: (document.querySelector("footer .book-release") || {textContent: ""}).textContent.trim(),
   };
 }"""
 
@@ -138,6 +146,8 @@ def test_page_reads_as_a_book(page, browser, server, html_dir):
         if info["math_errors"]:
             problems.append(f"{info['math_errors']} MathJax error(s)")
     problems += [f"broken link {b}" for b in broken_links(page, server, info["links"], info["ids"])]
+    if not RELEASE.fullmatch(info["release"]):
+        problems.append(f"footer does not name the version and commit: {info['release']!r}")
 
     record = {
         "page": page,
