@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from lib.core import reference
-from lib.core.paths import REPO_ROOT
+from lib.core.paths import REPO_ROOT, atomic_write_bytes
 
 from .release import key
 
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     if new != text:
-        CHANGELOG.write_text(new)
+        atomic_write_bytes(CHANGELOG, new.encode())
     print(f"CHANGELOG.md {'rewritten' if new != text else 'up to date'}")
     return 0
 

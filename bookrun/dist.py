@@ -20,14 +20,13 @@ import os
 import re
 import sys
 import tarfile
-import tempfile
 import textwrap
 from pathlib import Path
 
 import yaml
 
 from bookrun.release import project
-from lib.core.paths import REPO_ROOT, build_dir, remove_stale_temporaries
+from lib.core.paths import REPO_ROOT, atomic_write_bytes, build_dir, remove_stale_temporaries
 from lib.core.scorecard_csv import CSV_COLUMNS, csv_text
 
 #: What the archive's folder holds: (name in it, the file of the build or None when made here, what it is).
@@ -132,20 +131,6 @@ def _readme(title: str, label: str, provenance: dict, licences: list[str]) -> st
     return "\n".join(lines)
 
 
-def _write_atomic(path: Path, write) -> None:
-    """``write(file object)`` into a temporary file beside ``path``, then rename it to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def members(build: Path | None = None, root: Path = REPO_ROOT) -> dict[str, Path | bytes]:
     """What the archive holds, by path inside its folder: a file of the build or the repository, or bytes made here
     (``index.html``, ``scorecard.csv``, ``READ-ME-FIRST.txt``). Raises :class:`DistError` naming a missing input."""
@@ -202,12 +187,14 @@ def build_archive(out: Path, build: Path | None = None, root: Path = REPO_ROOT) 
     return the archive's path. Its times are ``$SOURCE_DATE_EPOCH``, else the newest input's."""
     build = Path(build or build_dir())
     contents = members(build, root)
-    _write_atomic(build / "scorecard.csv", lambda fh: fh.write(contents["scorecard.csv"]))
+    atomic_write_bytes(build / "scorecard.csv", contents["scorecard.csv"])
     epoch = os.environ.get("SOURCE_DATE_EPOCH")
     mtime = int(epoch) if epoch else int(max(p.stat().st_mtime for p in contents.values() if isinstance(p, Path)))
     archive = Path(out) / archive_name(root)
     remove_stale_temporaries(archive.parent)  # what an interrupted dist left there
-    _write_atomic(archive, lambda fh: _tar(fh, archive.name.removesuffix(".tar.gz"), contents, mtime))
+    packed = io.BytesIO()
+    _tar(packed, archive.name.removesuffix(".tar.gz"), contents, mtime)
+    atomic_write_bytes(archive, packed.getvalue())
     return archive
 
 

@@ -16,7 +16,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -83,10 +82,8 @@ def make_run_tmp(build: Path, stem: str) -> Path:
 
 
 def write_json_atomic(path: Path, payload) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    """``payload`` as indented JSON (keys sorted), written through a temporary file and an atomic rename."""
+    paths.atomic_write_bytes(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
 
 
 def read_timings(path: Path) -> dict[str, float]:

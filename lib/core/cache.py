@@ -30,7 +30,13 @@ import numpy as np
 import torch
 
 from lib.core import arithmetic
-from lib.core.paths import _temporary, cache_dir, ensure_writable, remove_stale_temporaries  # noqa: F401 - part of this API
+from lib.core.paths import (  # noqa: F401 - part of this API
+    _temporary,
+    atomic_write_bytes,
+    cache_dir,
+    ensure_writable,
+    remove_stale_temporaries,
+)
 
 
 class CorruptCheckpointError(RuntimeError):
@@ -41,23 +47,6 @@ def config_hash(config: Any) -> str:
     """Stable 16-hex-digit hash of a JSON-serialisable configuration (keys sorted)."""
     text = json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temporary(path)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save_checkpoint(path: Path, payload: dict[str, Any]) -> None:
