@@ -3,7 +3,8 @@
 Modules, by what they are: :mod:`~bookrun.manifest` (chapters, patterns, parameters), :mod:`~bookrun.fingerprints`
 (when a chapter must execute again), :mod:`~bookrun.chapter` (running one chapter) with :mod:`~bookrun.child` (the
 papermill process), :mod:`~bookrun.run` and :mod:`~bookrun.terminal` (chapters side by side, what the terminal
-shows), :mod:`~bookrun.results` (glued values, ``results.json``, claims), :mod:`~bookrun.checks` (before anything
+shows), :mod:`~bookrun.results` (glued values, ``results.json``, claims), :mod:`~bookrun.timings` (each chapter's
+cold and warm cost), :mod:`~bookrun.downloads` (the files the pages offer), :mod:`~bookrun.checks` (before anything
 runs), :mod:`~bookrun.processes` (paths, locks, process groups), :mod:`~bookrun.scratch` (a chapter run from Python),
 :mod:`~bookrun.cli` (the command).
 """

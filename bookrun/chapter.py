@@ -19,11 +19,12 @@ from pathlib import Path
 from lib.core import arithmetic
 from lib.core.paths import REPO_ROOT, build_dir
 
-from . import fingerprints
+from . import fingerprints, timings
 from .child import _ANSI, CHILD_PAPERMILL
 from .processes import (
     MARKER_VAR,
     build_tag,
+    cache_dir,
     kill_group,
     kill_marked,
     make_run_tmp,
@@ -175,6 +176,7 @@ class Executor:
         )
         env = kernel_env(job.workers)
         env.update(fingerprints.recording_env(tmp, env))  # the kernels log the repository files they import
+        env.update(timings.recording_env(tmp, cache_dir(env), env))  # and the cache entries they read and write
         # TMPDIR: the kernel's connection file and anything else temporary stays in tmp, removed with it
         env.update({MARKER_VAR: marker, "BOOK_EXECUTOR_PID": str(os.getpid()), "TMPDIR": str(tmp)})
         env["JUPYTER_RUNTIME_DIR"] = str(tmp)
@@ -198,6 +200,10 @@ class Executor:
         elapsed = time.perf_counter() - job.started
         if code == 0 and executed.is_file():
             self._commit(job, executed, elapsed, fingerprints.imported_files(tmp), digests)
+            if job.run_dir is None:  # the book's run: cold or warm (bookrun.timings)
+                computed, reused = timings.cache_events(tmp)
+                timings.record_run(self.build / timings.RECORD, job.stem, elapsed, computed, reused,
+                                   cache=cache_dir(env), workers=job.workers)  # fmt: skip
             return elapsed
         if self.stop.is_set():  # stopped on request: nothing to keep (a scratch run's staging folder goes too)
             if job.staging is not None:

@@ -2,12 +2,11 @@
 papermill parameters (declared, coerced from the command line, checked).
 
 A manifest entry names one executed chapter: ``stem: {source, parameters, after, title}``; ``after: all`` runs it after
-every other chapter of the book (the scorecard, which reads them all, so a new chapter cannot overtake it). An entry
-whose stem holds a
-``{placeholder}`` is a *pattern*: ``task_{task}: {source: neuro_task.md}`` runs ``neuro_task.md`` for any stem it
-matches, with the matched text as the parameter ``task`` (``task_integrator`` → ``task=integrator``). A chapter whose
-stem matches a pattern and that has no source of its own (``<stem>.md``) inherits the pattern's source and
-parameter, so adding one to the book is one line.
+every chapter of the book but the other ``after: all`` ones (the pages that read them all: the findings and the
+scorecard; so a new chapter cannot overtake them). An entry whose stem holds a ``{placeholder}`` is a *pattern*:
+``task_{task}: {source: neuro_task.md}`` runs ``neuro_task.md`` for any stem it matches, with the matched text as the
+parameter ``task`` (``task_integrator`` → ``task=integrator``). A chapter whose stem matches a pattern and that has no
+source of its own (``<stem>.md``) inherits the pattern's source and parameter, so adding one to the book is one line.
 """
 
 from __future__ import annotations
@@ -108,8 +107,9 @@ def load_manifest(book_dir: Path) -> Manifest:
         inherited = manifest.entry(stem) if "source" not in entry and not own.is_file() else None
         source = inherited["source"] if inherited else own
         after = entry.get("after", [])
-        if after == "all":
-            after = [other for other in raw if other != stem and not _PLACEHOLDER.search(other)]
+        if after == "all":  # every chapter that computes: not the patterns, nor the other pages that read them all
+            readers = {o for o, e in raw.items() if (e or {}).get("after") == "all"}
+            after = [o for o in raw if o not in readers and not _PLACEHOLDER.search(o)]
         elif not isinstance(after, list):
             raise ManifestError(f"{path}: chapter {stem!r} has after: {after!r}; allowed: a list of chapters or 'all'")
         for dep in after:

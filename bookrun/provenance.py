@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from lib.core import arithmetic
+from lib.core.tables import names_as_code, paths_as_code
 
 from . import release
 
@@ -39,23 +40,24 @@ def section(build: Path) -> str:
     else:
         lines.append("The chapters were **not** computed with the book's pinned arithmetic, so their last bits (and "
                      "through training, some solutions) are this machine's:")  # fmt: skip
-        lines += [""] + [f"- {d}" for d in prov["departures"]]
+        lines += [""] + [f"- {names_as_code(paths_as_code(d))}" for d in prov["departures"]]
     openblas = [p for p in force["blas"] if p.get("internal_api") == "openblas"]
     blas = "; ".join(
         f"OpenBLAS {p['version']} ({p['architecture']} kernels, {p['num_threads']} thread)" for p in openblas
     )
+    dispatch_off = ", ".join(f"`{group}`" for group in force["numpy_dispatch_off"])
     lines += [
         "",
         "| what | in this build |",
         "|---|---|",
         *([f"| the book | {release.describe(prov)} |"] if "version" in prov else []),
-        f"| CPU | {cpu['model']} ({cpu['vendor']}, {cpu['machine']}; {', '.join(cpu['flags'])}) |",
+        f"| CPU | {cpu['model']} ({cpu['vendor']}, `{cpu['machine']}`; {', '.join(f'`{f}`' for f in cpu['flags'])}) |",
         f"| libraries | torch {prov['versions']['torch']}, numpy {prov['versions']['numpy']}, scipy "
         f"{prov['versions']['scipy']}, Python {prov['python']} |",
         f"| torch's BLAS and LAPACK | {prov['torch_blas']}; branch in force {force['mkl_branch']} |",
-        f"| torch's own kernels | {force['aten_capability']}, {force['torch_threads']} thread |",
+        f"| torch's own kernels | `{force['aten_capability']}`, {force['torch_threads']} thread |",
         f"| numpy's and scipy's BLAS | {blas} |",
-        f"| numpy's SIMD loops | dispatch groups off: {', '.join(force['numpy_dispatch_off']) or 'none'} |",
+        f"| numpy's SIMD loops | dispatch groups off: {dispatch_off or 'none'} |",
         "",
         "The pins (`lib/core/arithmetic.py`), each with the measurement that showed it moves the book's bits:",
         "",
@@ -65,7 +67,7 @@ def section(build: Path) -> str:
     for key, value in prov["pins"].items():
         here = force["environment"].get(key)
         lines.append(f"| `{key}` | `{value}` | {'as pinned' if here == value else f'`{here}`'} | "
-                     f"{arithmetic.WHY.get(key, '')} |")  # fmt: skip
+                     f"{names_as_code(paths_as_code(arithmetic.WHY.get(key, '')))} |")  # fmt: skip
     diff = _read(Path(build) / "reference_diff.json")
     lines += ["", "### Against the published reference", ""]
     if diff is None:
@@ -87,8 +89,8 @@ def section(build: Path) -> str:
                     else "no claim's verdict moved."))  # fmt: skip
     if moved:
         lines += ["", "| chapter | values compared | moved |", "|---|---|---|"]
-        lines += [f"| {stem} | {row['compared']} | {row['moved']} |" for stem, row in diff["by_chapter"].items()]
+        lines += [f"| `{stem}` | {row['compared']} | {row['moved']} |" for stem, row in diff["by_chapter"].items()]
     if verdicts:
         lines += ["", "| claim | chapter | published verdict | this build |", "|---|---|---|---|"]
-        lines += [f"| {v['claim']} | {v['chapter']} | {v['published']} | {v['built']} |" for v in verdicts]
+        lines += [f"| `{v['claim']}` | `{v['chapter']}` | {v['published']} | {v['built']} |" for v in verdicts]
     return "\n".join(lines) + "\n"

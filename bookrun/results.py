@@ -101,3 +101,14 @@ def second_set_records(executed_dir: Path, stems: Sequence[str]) -> dict[str, di
         if path.is_file():
             found |= json.loads(glued_values(path).get(SECOND_SET_GLUE, "{}"))
     return found
+
+
+def chapter_answers(stem: str, tree: str = "executed") -> list[dict[str, Any]]:
+    """The answers chapter ``stem`` of the executed ``tree`` glued to the questions several chapters answer
+    (``lib.core.questions``); none when it has not been executed (a chapter that shows the ledger's answer beside
+    its own then says that it is not on record)."""
+    from lib.core import questions
+    from lib.core.paths import build_dir
+
+    path = build_dir() / tree / "book" / f"{stem}.ipynb"
+    return questions.from_glue(glued_values(path)) if path.is_file() else []

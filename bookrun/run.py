@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from lib.core.paths import REPO_ROOT
+from lib.core.paths import REPO_ROOT, atomic_write_bytes
 
 from .chapter import Executor, Interrupted, Job
 from .processes import shown, update_timings, write_json_atomic
@@ -85,6 +85,8 @@ def execute(run: Run) -> int:
         print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall; {len(results)} glued values collected")
         if interrupted is None:
             print(record_arithmetic(run.build, results), flush=True)
+            for line in record_appendix(run, list(timings)):
+                print(line, flush=True)
     else:
         print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall")
         for stem in timings:
@@ -127,6 +129,19 @@ def record_arithmetic(build: Path, results: dict) -> str:
     write_json_atomic(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, **diff})
     head = reference.summary(diff, first=0)
     return f"reference ({'must be equal bit for bit' if bitwise else 'compared, not required: ' + why}): {head}"
+
+
+def record_appendix(run: Run, executed: list[str]) -> list[str]:
+    """What the appendix and the scorecard page read from the executed tree: the runtime table
+    (``<book tree>/_runtimes.md``, ``bookrun.timings``) and the downloads (``bookrun.downloads``)."""
+    from . import downloads, timings
+    from .chapter import kernel_env
+    from .manifest import toc_files
+
+    order = [Path(f).name for f in toc_files(REPO_ROOT / "_toc.yml")] if (REPO_ROOT / "_toc.yml").is_file() else []
+    titles = timings.chapter_titles(run.manifest, [*order, *(s for s in run.manifest if s not in order)])
+    atomic_write_bytes(run.out_dir / timings.PAGE, timings.section(run.build, titles).encode())
+    return downloads.write(run.build, run.out_root, executed, kernel_env(), downloads.PROFILES_CHAPTER in run.manifest)
 
 
 def _stop(executor: Executor, console: Console, exc: Interrupted) -> None:

@@ -496,10 +496,12 @@ def test_after_all_runs_a_chapter_after_every_other_and_circles_are_refused(tmp_
         manifest.load_manifest(book)
 
 
-def test_the_scorecard_runs_after_every_chapter_it_reads():
-    """The scorecard reads every chapter's claims; CI once started it before ``many_solutions`` had finished."""
+def test_the_pages_that_read_every_chapter_run_after_every_chapter_that_computes():
+    """The scorecard and the findings page read every chapter's claims (CI once started the scorecard before
+    ``many_solutions`` had finished); neither waits for the other, which reads the same chapters."""
     book = manifest.load_manifest(ROOT / "book")
-    assert set(book["scorecard"]["after"]) == set(book) - {"scorecard"}
+    for reader in ("scorecard", "findings"):
+        assert set(book[reader]["after"]) == set(book) - {"scorecard", "findings"}
 
 
 def test_glued_values_read_plain_values_and_claims(tmp_path):

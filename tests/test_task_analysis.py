@@ -157,7 +157,8 @@ def test_safe_fraction(tiny):
 
 def test_spec_table_names_choices():
     text = repr(ta.spec_table("sine"))
-    assert "we choose" in text and "Sussillo" in text and "n_grid = 51" in text
+    assert "we choose" in text and "Sussillo" in text and "`n_grid` = 51" in text  # a parameter name: inline code
+    assert "<code>n_grid</code> = 51" in ta.spec_table("sine")._repr_html_()
 
 
 @pytest.mark.parametrize(

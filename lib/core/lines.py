@@ -58,6 +58,12 @@ LINES: dict[str, Line] = {
         "an ablation preserves replay when it moves the copy task's accuracy by at most this",
         "the book's choice: paper A's plateaus are at least 0.015 apart (1.00, 0.875, 0.639, 0.624)",
     ),
+    "negligible_mass": Line(
+        0.01,
+        "a removal is not empty: it takes at least this share ‖ΔT‖/‖T‖ of the Schur form (an ε-stabilizer must "
+        "remove something)",
+        "the book's choice (the copy chapter's parameter negligible_mass): one hundredth of the form",
+    ),
     "round_off": Line(
         1e-10,
         "an identity holds in float64 when the relative gap is below this",

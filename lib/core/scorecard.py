@@ -4,11 +4,12 @@ claims whose solutions did not all learn their task, and the undecided claims.""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from lib.core.claims import GROUPS, SECOND_SET_START, counts
 from lib.core.lines import LINES
-from lib.core.tables import Badge, Details, Table
+from lib.core.tables import Badge, Code, Details, Table, names_as_code
 from lib.core.verdicts import CONFIDENCE, PAPER_SEMS, VERDICTS, leave_one_out, wilson, without_unlearned
 
 SUMMARY_KEYS = ("n_reproduced", "n_in_kind", "n_undecided", "n_not_reproduced", "n_not_testable")
@@ -101,11 +102,46 @@ def without_one_cell(rec: Mapping[str, Any]) -> str:
     return "same" if not changed else "; ".join(f"#{i + 1}: {SHORT[k]}" for i, k in changed)
 
 
-def scorecard(records: Iterable[dict[str, Any]], paper: str, second: Mapping[str, dict] | None = None) -> Table:
-    """Paper ``paper``'s claims by section: the statement (on demand: its id, verdict, criterion and a link to where it
-    is computed), the paper's value and ours, the verdict badge, the evidence, and the verdict without any one
-    solution and on the second set."""
-    second = second or {}
+#: Notation of a claim's criterion, in words (the rest of its plain-text maths is written with subscripts).
+_CRITERION_WORDS = {"2 SEM_paper": "twice the paper's SEM", "SEM_paper": "the paper's SEM"}
+
+
+def criterion_words(text: str) -> str:
+    """A claim's criterion as the reader reads it: its notation in words."""
+    for notation, words in _CRITERION_WORDS.items():
+        text = text.replace(notation, words)
+    return names_as_code(text)
+
+
+def chapter_title(stem: str, entry: Mapping[str, Any] | None = None) -> str:
+    """The title of chapter ``stem``: its manifest ``entry``'s title, else the first heading of the entry's
+    ``source``, else the stem in words."""
+    entry = entry or {}
+    if entry.get("title"):
+        return entry["title"]
+    source = Path(entry["source"]) if entry.get("source") else None
+    if source is not None and source.is_file():
+        for line in source.read_text().splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    return stem.replace("_", " ")
+
+
+def chapter_titles(manifest: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Every chapter's title (:func:`chapter_title`), from the execution manifest (``bookrun.load_manifest``)."""
+    return {stem: chapter_title(stem, entry) for stem, entry in manifest.items()}
+
+
+def scorecard(
+    records: Iterable[dict[str, Any]],
+    paper: str,
+    second: Mapping[str, dict] | None = None,
+    titles: Mapping[str, str] | None = None,
+) -> Table:
+    """Paper ``paper``'s claims by section: the statement (on demand: its id as code, verdict, criterion and a link,
+    named by the chapter's title in ``titles``, to where it is computed), the paper's value and ours, the verdict
+    badge, the evidence, and the verdict without any one solution and on the second set."""
+    second, titles = second or {}, titles or {}
     rows = sorted((r for r in records if r["paper"] == paper), key=lambda r: (r["section"], r["id"]))
     return Table(
         ("claim", "paper", "ours", "verdict", "evidence", "any one left out", "second set"),
@@ -113,9 +149,10 @@ def scorecard(records: Iterable[dict[str, Any]], paper: str, second: Mapping[str
             (
                 Details(
                     f"{r['section']} · {r['statement']}",
-                    f"{r['id']}, {r['verdict']}. {r['criterion']}. Computed in",
+                    f"{r['verdict']}. {criterion_words(r['criterion'])}. Computed in",
                     r["link"] or f"{r['chapter']}.html",
-                    r["chapter"],
+                    titles.get(r["chapter"]) or chapter_title(r["chapter"]),
+                    code=r["id"],
                 ),  # fmt: skip
                 _shown(r["paper_value"]),
                 _shown(r["ours"]),
@@ -132,7 +169,9 @@ def scorecard(records: Iterable[dict[str, Any]], paper: str, second: Mapping[str
 
 def lines_table() -> Table:
     """Every line of :data:`LINES`: its name, value, what it decides and its source."""
-    rows = tuple((name, f"{ln.value:g}", ln.decides, ln.source) for name, ln in LINES.items())
+    rows = tuple(
+        (Code(name), f"{ln.value:g}", names_as_code(ln.decides), names_as_code(ln.source)) for name, ln in LINES.items()
+    )
     return Table(("line", "value", "decides", "source"), rows, caption="Every line a verdict uses, named once")
 
 
@@ -143,9 +182,10 @@ def unlearned_table(records: Sequence[Mapping[str, Any]]) -> Table:
     for r in sorted(records, key=lambda r: r["id"]):
         out = without_unlearned(r)
         if out is not None:
-            rows.append((r["id"], f"{out[0]} of {len(r['learned'])}", badge(r["kind"]), badge(out[1])))
+            rows.append((r["statement"], f"{out[0]} of {len(r['learned'])}", badge(r["kind"]), badge(out[1]),
+                         Code(r["id"])))  # fmt: skip
     caption = "Claims over solutions that include some that did not learn the task: verdict with all, and without"
-    return Table(("claim", "did not learn", "verdict, all solutions", "verdict without them"), tuple(rows),
+    return Table(("claim", "did not learn", "verdict, all solutions", "verdict without them", "id"), tuple(rows),
                  caption=caption)  # fmt: skip
 
 
@@ -165,5 +205,5 @@ def undecided_table(records: Sequence[Mapping[str, Any]]) -> Table:
             why = f"our interval {lo:.3g} to {hi:.3g} against the paper's {p:g} ± {tol:.2g}"
             if r.get("kind_band"):
                 why += f" (in kind: {r['kind_band'][0]:.3g} to {r['kind_band'][1]:.3g})"
-        rows.append((r["id"], r["statement"], why))
-    return Table(("claim", "statement", "why undecided"), tuple(rows), caption="Every undecided claim, and why")
+        rows.append((r["statement"], why, Code(r["id"])))
+    return Table(("claim", "why undecided", "id"), tuple(rows), caption="Every undecided claim, and why")

@@ -48,9 +48,80 @@ class Details:
     detail: str
     href: str = ""
     link: str = ""
+    code: str = ""  # an identifier a reader may want (a claim id), shown as inline code before ``detail``
 
     def __str__(self) -> str:
         return self.text
+
+
+@dataclass(frozen=True)
+class Code:
+    """A table cell shown as inline code: a name a reader types or looks up (a line's name, a parameter)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+#: Plain-text maths with one subscript (``T_CC``, ``T_C→R``, ``n_R``, ``S_ΔT``, ``W_hh``, ``Acc_rc``): one letter
+#: (or a capitalised abbreviation of three), an underscore, a short subscript, as a whole word. The HTML table writes
+#: it with a subscript (T<sub>CC</sub>).
+_SUBSCRIPT = re.compile(
+    r"(?<![\w.])([^\W\d_]|[A-Z][a-z]{2})_((?:(?![²³])[^\W_]){1,5}(?:→[^\W_]{1,3})?)(?=[²³]|[^\w→]|$)"
+)
+
+
+_BACKTICKED = re.compile(r"(`[^`]*`)")
+
+
+def _outside_code(text: str, change) -> list[tuple[str, bool]]:
+    """``text`` cut at its `backticked` spans: (span without backticks, True) for each, (``change(rest)``, False)
+    between them."""
+    return [
+        (part[1:-1], True) if _BACKTICKED.fullmatch(part) else (change(part), False) for part in _BACKTICKED.split(text)
+    ]
+
+
+def subscripted(text: str) -> str:
+    """``text`` escaped for HTML, with plain-text maths written with subscripts ("−T_C→R" → "−T<sub>C→R</sub>") and
+    each `backticked` name as inline code."""
+    maths = lambda part: _SUBSCRIPT.sub(r"\1<sub>\2</sub>", html.escape(part))  # noqa: E731
+    return "".join(f"<code>{html.escape(p)}</code>" if code else p for p, code in _outside_code(text, maths))
+
+
+_TEX = {"→": r"\to ", "Δ": r"\Delta "}
+
+
+def as_myst(text: str) -> str:
+    """``text`` as MyST Markdown for prose (``{glue:md}``): plain-text maths as maths ("S_ΔT(−T_C→R)" →
+    "$S_{\\Delta T}$(−$T_{C\\to R}$)"), identifiers as inline code, Markdown's emphasis marks escaped."""
+    text = names_as_code(text.replace("*", "\\*"))
+
+    def tex(m: re.Match) -> str:
+        sub = "".join(_TEX.get(ch, ch) for ch in m.group(2)).strip()
+        return f"${m.group(1)}_{{{sub}}}$"
+
+    return "".join(f"`{p}`" if code else p for p, code in _outside_code(text, lambda part: _SUBSCRIPT.sub(tex, part)))
+
+
+_NAME = re.compile(r"(?<![\w.`])[^\W_]+(?:_[^\W_]+)+(?![\w`])")
+
+
+def names_as_code(text: str) -> str:
+    """``text`` with each identifier (a word with an underscore that is not one-subscript maths such as ``T_CC``)
+    in backticks, so that :func:`subscripted` shows it as inline code."""
+    code = lambda m: m.group(0) if _SUBSCRIPT.fullmatch(m.group(0).rstrip("²³")) else f"`{m.group(0)}`"  # noqa: E731
+    return "".join(f"`{p}`" if is_code else p for p, is_code in _outside_code(text, lambda part: _NAME.sub(code, part)))
+
+
+_PATH = re.compile(r"(?<![\w`])((?:[\w.\-]{2,}/)+[\w.\-]*\w)")
+
+
+def paths_as_code(text: str) -> str:
+    """``text`` with each file path or repository (``owner/repo``, ``tasks/three_bit_memory.py``) and then each
+    identifier in backticks (inline code for :func:`subscripted`)."""
+    return names_as_code(_PATH.sub(r"`\1`", text))
 
 
 _NUMERIC = re.compile(r"^[\s+\-−–—]*[\d.]")
@@ -80,10 +151,14 @@ class Table:
 
     def _format(self, value: Any, column: int) -> str:
         fmt = self.floatfmt if isinstance(self.floatfmt, str) else self.floatfmt[column]
+        if getattr(value, "ndim", None) == 0:  # a numpy scalar: its Python value
+            value = value.item()
         if value is None:
             return _DASH
-        if isinstance(value, Link | Badge | Details):
+        if isinstance(value, Link | Badge | Details | Code):
             return value.text
+        if isinstance(value, list | tuple) or getattr(value, "ndim", 0) == 1:  # several values: each formatted
+            return ", ".join(self._format(v, column) for v in value)
         if isinstance(value, bool):
             return "yes" if value else "no"
         if isinstance(value, Integral):
@@ -121,15 +196,19 @@ class Table:
 
         def cell(tag: str, text: str, j: int, value: Any = None) -> str:
             style = ' style="text-align: right; font-variant-numeric: tabular-nums"' if right[j] else ""
-            inner = html.escape(text)
-            if isinstance(value, Link):
+            inner = subscripted(text)
+            if isinstance(value, Code):
+                inner = f"<code>{html.escape(text)}</code>"
+            elif isinstance(value, Link):
                 inner = f'<a href="{html.escape(value.href, quote=True)}">{inner}</a>'
             elif isinstance(value, Badge):
                 look = (f"background: {value.colour}; color: #fff; border-radius: 0.3em; padding: 0.05em 0.4em; "
                         "white-space: nowrap")  # fmt: skip
                 inner = f'<span class="book-badge" style="{html.escape(look, quote=True)}">{inner}</span>'
             elif isinstance(value, Details):
-                more = html.escape(value.detail)
+                more = subscripted(value.detail)
+                if value.code:
+                    more = f"<code>{html.escape(value.code)}</code> {more}"
                 if value.href:
                     more += (
                         f' <a href="{html.escape(value.href, quote=True)}">{html.escape(value.link or value.href)}</a>'
@@ -137,7 +216,7 @@ class Table:
                 inner = f"<details><summary>{inner}</summary>{more}</details>"
             return f"<{tag}{style}>{inner}</{tag}>"
 
-        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
+        caption = f"<caption>{subscripted(self.caption)}</caption>" if self.caption else ""
         head = "".join(cell("th", h, j) for j, h in enumerate(self.headers))
         body = "".join(
             "<tr>" + "".join(cell("td", c, j, v) for j, (c, v) in enumerate(zip(r, row, strict=True))) + "</tr>"

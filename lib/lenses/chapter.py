@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from IPython.display import Markdown
 
 from lib.core import params
+from lib.core.lines import line
 from lib.core.progress import bar
-from lib.core.tables import Table
+from lib.core.tables import Table, as_myst
 from lib.lenses import scores
 from lib.lenses.solution import SolutionLens, check_taus, lens_solution
 from lib.paper_a import schur, train
@@ -40,7 +42,7 @@ class LensStudy:
     solutions: int = 10
     copy_solutions: int = 3
     alpha: float = schur.PAPER_ALPHA
-    safe_tolerance: float = 0.01
+    safe_tolerance: float = line("safe_dfvu")
     probe_rows: int = 4096
     tau: float = TAU
     taus: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1)
@@ -254,6 +256,8 @@ def attribution_values(lenses: dict[str, list[SolutionLens]], study: LensStudy) 
         values["sens_follows_T"] = f"follows the size of the coupling only loosely (ρ below {bar} in every task)"
     values["n_top_blocks"] = len({values[f"top_block_{t}"] for t in lenses})
     values["top_block_varies"] = "differs between tasks" if values["n_top_blocks"] > 1 else "is the same in every task"
+    for t in lenses:  # the block in the prose's notation, as maths ({glue:md})
+        values[f"top_block_{t}_md"] = Markdown(as_myst(values[f"top_block_{t}"]))
     headers = ("task", "ρ(S, |T|)", "mean S in T_RR", "in T_C→R", "in T_CC", "top-decile share T_RR", "T_C→R", "T_CC")
     return values, Table(headers, tuple(rows), ".3g", "Where the function's sensitivity sits in the Schur form")
 

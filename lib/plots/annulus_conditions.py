@@ -12,6 +12,14 @@ import numpy as np
 KIND_COLOURS = {"c": "tab:blue", "b": "tab:orange"}
 LINE_STYLES = {"c* resolved": ("tab:blue", "-"), "c* fixed": ("tab:blue", "--"),
                "b* resolved": ("tab:orange", "-"), "b* fixed": ("tab:orange", "--")}  # fmt: skip
+#: Row labels of :func:`diagnostics_along_flows`, short enough for a panel's height (the chapter has the formulas).
+SHORT_LABELS = {
+    "inv_err": "invariance\nerror",
+    "real_err_z0": "realisation\nerror of z₀",
+    "move_drift_z0": "drift of\nz₀'s move",
+    "end_dist": "distance to\nthe end",
+    "path": "path\nlength",
+}
 
 
 def condition_boundaries(
@@ -47,7 +55,7 @@ def condition_boundaries(
             ax.scatter(x[pos, 0], x[pos, 1], s=3, c="tab:blue", edgecolors="none")
             ax.scatter(x[~pos, 0], x[~pos, 1], s=5, c="tab:red", marker="x", linewidths=0.6)
             ax.set(aspect="equal", xticks=[], yticks=[])
-            ax.text(0.5, -0.03, notes[i][j], transform=ax.transAxes, ha="center", va="top", fontsize=6.5)
+            ax.text(0.5, -0.03, notes[i][j], transform=ax.transAxes, ha="center", va="top", fontsize=8)
             if i == 0:
                 ax.set_title(columns[j], fontsize=8.5)
             if j == 0:
@@ -84,7 +92,7 @@ def condition_profiles(
             if j == 0:
                 ax.set_ylabel(f"{name.replace('_', '/')}\n" + r"$d_t(\varphi)$", fontsize=8.5)
             if i == 0:
-                ax.legend(fontsize=7, loc="upper right")
+                ax.legend(fontsize=8, loc="upper right")
     for ax in axes[-1]:
         ax.set_xlabel("angle φ (degrees) at r = 1")
     fig.suptitle(title, fontsize=10)
@@ -109,8 +117,8 @@ def direction_cosine_curves(curves: Mapping[str, Mapping[str, tuple[np.ndarray, 
         axes[1, j].set_xlabel("t")
     axes[0, 0].set_ylabel("cos(c*, b*) (parameters)")
     axes[1, 0].set_ylabel("|cos| (function space)")
-    axes[0, 0].legend(fontsize=7)
-    axes[1, 0].legend(fontsize=6.5)
+    axes[0, 0].legend(fontsize=8)
+    axes[1, 0].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -118,9 +126,10 @@ def direction_cosine_curves(curves: Mapping[str, Mapping[str, tuple[np.ndarray, 
 def diagnostics_along_flows(
     curves: Mapping[str, Mapping[str, Mapping[str, tuple]]], rows: Sequence[tuple[str, str, bool]]
 ):
-    """Rows = diagnostics (key, label, log scale), columns = conditions; a line per direction and mode."""
+    """Rows = diagnostics (key, label, log scale), columns = conditions; a line per direction and mode, one legend
+    above the panels (legible at the text column's width)."""
     conditions = list(curves)
-    fig, axes = plt.subplots(len(rows), len(conditions), figsize=(2.3 * len(conditions), 1.9 * len(rows)),
+    fig, axes = plt.subplots(len(rows), len(conditions), figsize=(2.3 * len(conditions), 1.9 * len(rows) + 0.5),
                              squeeze=False, sharex=True, sharey="row")  # fmt: skip
     for i, (key, label, log) in enumerate(rows):
         for j, c in enumerate(conditions):
@@ -131,14 +140,15 @@ def diagnostics_along_flows(
             if log:
                 ax.set_yscale("log")
             if i == 0:
-                ax.set_title(c.replace("_", "/"), fontsize=9)
+                ax.set_title(c.replace("_", "/"), fontsize=11)
             if j == 0:
-                ax.set_ylabel(label, fontsize=7.5)
-            ax.tick_params(labelsize=7)
+                ax.set_ylabel(SHORT_LABELS.get(key, label), fontsize=10)
+            ax.tick_params(labelsize=9)
     for ax in axes[-1]:
-        ax.set_xlabel("t", fontsize=8)
-    axes[0, 0].legend(fontsize=6.5)
-    fig.tight_layout()
+        ax.set_xlabel("t", fontsize=10)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.5 / fig.get_figheight()))
     return fig
 
 
@@ -146,7 +156,7 @@ def block_sensitivity_histograms(S: Mapping[str, np.ndarray], blocks: Sequence[t
     """One panel per layer block (weights on top, biases below): histograms of the aggregate sensitivities S_i of
     each parameter vector over shared logarithmic bins."""
     n_cols = (len(blocks) + 1) // 2
-    fig, axes = plt.subplots(2, n_cols, figsize=(3.0 * n_cols, 4.8), squeeze=False, sharex=True)
+    fig, axes = plt.subplots(2, n_cols, figsize=(2.3 * n_cols, 5.0), squeeze=False, sharex=True)
     weights = [b for b in blocks if b[0].startswith("W")] + [b for b in blocks if not b[0].startswith("W")]
     for ax, (name, sl) in zip(axes.flat, weights, strict=False):
         for label, s in S.items():
@@ -154,11 +164,13 @@ def block_sensitivity_histograms(S: Mapping[str, np.ndarray], blocks: Sequence[t
             ax.hist(v[v > 0], bins=bins, histtype="step", lw=1.3, label=label.replace("_", "/"))
         ax.set_xscale("log")
         n = sl.stop - sl.start
-        ax.set_title(f"{name} ({n} parameter{'' if n == 1 else 's'})", fontsize=9)
+        ax.set_title(f"{name} ({n} parameter{'' if n == 1 else 's'})", fontsize=10)
+        ax.tick_params(labelsize=9)
     for ax in axes[-1]:
-        ax.set_xlabel(r"$S_i=\|J_{:,i}\|/\sqrt{N}$")
+        ax.set_xlabel(r"$S_i=\|J_{:,i}\|/\sqrt{N}$", fontsize=10)
     for ax in axes[:, 0]:
-        ax.set_ylabel("parameters")
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
+        ax.set_ylabel("parameters", fontsize=10)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
     return fig

@@ -111,7 +111,7 @@ def potential_profiles(
                 ax.plot(deg, prof[k, j], color=cmap(norm(times[k])), lw=0.9)
             ax.axhline(0, color="0.6", lw=0.5)
             ax.set_xticks([0, 90, 180, 270, 360])
-            ax.tick_params(labelsize=7)
+            ax.tick_params(labelsize=8)
             if i == 0:
                 ax.set_title(f"α = {a:g}, r = {r:.2f}", fontsize=9)
             if j == 0:
@@ -133,6 +133,6 @@ def walk_diagnostics(times: np.ndarray, curves: Mapping[str, Mapping[str, np.nda
         ax.set_xlabel("flow time t (rad for c*)")
         ax.set_ylabel(yl, fontsize=9)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

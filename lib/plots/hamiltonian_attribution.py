@@ -13,7 +13,7 @@ import numpy as np
 def sensitivity_histograms(S: Mapping[str, np.ndarray], blocks: Sequence[tuple[str, slice]]):
     """One panel per layer: histograms of log₁₀ S_i for each labelled θ (e.g. initialisation, trained); exactly zero
     S_i (dead columns) are left out and counted in the panel title."""
-    fig, axes = plt.subplots(1, len(blocks), figsize=(3.0 * len(blocks), 2.9), squeeze=False, sharey=False)
+    fig, axes = plt.subplots(1, len(blocks), figsize=(2.3 * len(blocks), 3.3), squeeze=False, sharey=False)
     live = np.concatenate([v[v > 0] for v in S.values()])
     bins = np.linspace(np.log10(live.min()), np.log10(live.max()) + 1e-9, 40)
     for ax, (name, sl) in zip(axes[0], blocks, strict=True):
@@ -22,11 +22,13 @@ def sensitivity_histograms(S: Mapping[str, np.ndarray], blocks: Sequence[tuple[s
             x = v[sl]
             dead += int((x <= 0).sum())
             ax.hist(np.log10(x[x > 0]), bins=bins, histtype="step", lw=1.5, label=label)
-        ax.set_title(name + (f" ({dead} zero)" if dead else ""), fontsize=9)
-        ax.set_xlabel("log₁₀ S_i")
-    axes[0, 0].set_ylabel("parameters")
-    axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.set_title(name + (f" ({dead} zero)" if dead else ""), fontsize=10)
+        ax.set_xlabel("log₁₀ S_i", fontsize=10)
+        ax.tick_params(labelsize=9)
+    axes[0, 0].set_ylabel("parameters", fontsize=10)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
     return fig
 
 
@@ -34,7 +36,7 @@ def layer_move_shares(shares: Mapping[str, Mapping[str, Mapping[str, float]]], *
     """One panel per lift (``shares[lift][row][layer]``): stacked horizontal bars of each layer's share per row."""
     ncols = min(len(shares), 2)
     nrows = -(-len(shares) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.6 * ncols, 2.9 * nrows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.4 * ncols, 2.9 * nrows), squeeze=False, sharey=True)
     colors = plt.get_cmap("viridis")
     for ax, (lift, rows) in zip(axes.flat, shares.items(), strict=False):
         labels = list(rows)
@@ -45,12 +47,13 @@ def layer_move_shares(shares: Mapping[str, Mapping[str, Mapping[str, float]]], *
             ax.barh(labels, w, left=left, color=colors(j / max(len(layers) - 1, 1)), label=layer)
             left += w
         ax.set_xlim(0, 1)
-        ax.set_title(lift, fontsize=10)
-        ax.set_xlabel(xlabel, fontsize=9)
-        ax.tick_params(labelsize=8)
+        ax.set_title(lift, fontsize=11)
+        ax.set_xlabel(xlabel, fontsize=10)
+        ax.tick_params(labelsize=9)
     axes[0, 0].invert_yaxis()
-    axes[0, -1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=10, frameon=False)  # off the bars
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
     return fig
 
 
@@ -69,7 +72,7 @@ def relations_along(curves: Mapping[str, Mapping[str, np.ndarray]], *, dt: float
         ax.set_xlabel("flow time t")
         ax.grid(True, alpha=0.3)
     axes[0, 0].set_ylabel("cosine")
-    axes[0, -1].legend(fontsize=7)
+    axes[0, -1].legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -92,7 +95,7 @@ def authors_walks(walks: Mapping[str, tuple[np.ndarray, np.ndarray]], book: Mapp
         ax.set_xlabel("flow time t (backward steps: t < 0)")
         ax.set_ylabel("‖δ_t‖ / ‖δ₀‖")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -111,6 +114,6 @@ def gate_spectra(checks: Sequence[Mapping], *, tau: float, band: float, width: i
     ax.axhspan(tau * (1 - band), tau * (1 + band), color="0.85", label=f"band ±{band:g}τ")
     ax.set_xlabel("k")
     ax.set_ylabel("σ_k / σ₁ (line: exact, ×: sketch)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
     return fig

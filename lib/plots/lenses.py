@@ -56,7 +56,7 @@ def ablation_paths(lenses: Mapping[str, Sequence]) -> plt.Figure:
         ax.set_title(f"{TASK_TITLES.get(task, task)}, seed {L.seed}", fontsize=9)
         ax.set_xlabel("λ (fraction of the block removed)")
     axes[0][0].set_ylabel("ΔFVU (solid real, dashed Gauss–Newton)")
-    axes[0][0].legend(fontsize=7)
+    axes[0][0].legend(fontsize=8)
     return fig
 
 
@@ -68,14 +68,14 @@ def safe_roc(predictors: Mapping[str, np.ndarray], curves) -> plt.Figure:
     ax.plot([0, 1], [0, 1], color="grey", lw=0.7)
     ax.set_xlabel("false-positive rate")
     ax.set_ylabel("true-positive rate (safe ablations)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
     safe = predictors["safe"].astype(bool)
     bx.scatter(predictors["dfvu"][safe], predictors["null"][safe], s=12, color="#55A868", label="safe")
     bx.scatter(predictors["dfvu"][~safe], predictors["null"][~safe], s=12, color="#C44E52", label="not safe")
     bx.set_xscale("symlog", linthresh=LINTHRESH)
     bx.set_xlabel("real ΔFVU")
     bx.set_ylabel("fraction of ‖δ_S‖² in the near-null space")
-    bx.legend(fontsize=7)
+    bx.legend(fontsize=8)
     return fig
 
 
@@ -114,5 +114,5 @@ def flow_trajectories(
         ax.set_title(f"{TASK_TITLES.get(task, task)}, seed {L.seed}", fontsize=9)
         ax.set_xlabel("removed mass ‖ΔT‖/‖T‖")
     axes[0][0].set_ylabel("ΔFVU")
-    axes[0][0].legend(fontsize=7)
+    axes[0][0].legend(fontsize=8)
     return fig

@@ -55,7 +55,7 @@ def decision_boundaries(
             if j == 0:
                 ax.set_ylabel(row_labels[i], fontsize=9)
             if annotations is not None:
-                ax.text(0.5, -0.03, annotations[i][j], transform=ax.transAxes, ha="center", va="top", fontsize=7)
+                ax.text(0.5, -0.03, annotations[i][j], transform=ax.transAxes, ha="center", va="top", fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -66,24 +66,30 @@ def defect_curves(
     *,
     ylabel: str = r"$\|(I-\Pi)f_t\|$",
 ):
-    """One panel per key of ``curves`` (condition × direction): lines (t, ‖δ_t‖), the exact prediction dotted."""
+    """One panel per key of ``curves`` (condition × direction): lines (t, ‖δ_t‖), the exact prediction dotted.
+
+    Three panels a row and one legend for the figure, so that it reads at the text column's width."""
     keys = list(curves)
-    n_cols = min(4, len(keys))
+    n_cols = min(3, len(keys))
     n_rows = int(np.ceil(len(keys) / n_cols))
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.2 * n_cols, 2.6 * n_rows), squeeze=False)
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(3.1 * n_cols, 2.5 * n_rows + 0.5), squeeze=False, sharex=True)
     for ax, key in zip(axes.flat, keys, strict=False):
         for label, (t, v) in curves[key].items():
-            ax.plot(t, v, label=label, lw=1.4)
+            ax.plot(t, v, label=label, lw=1.6)
         tp, vp = predictions[key]
-        ax.plot(tp, vp, "k:", lw=1.2, label="exact flow")
+        ax.plot(tp, vp, "k:", lw=1.4, label="exact flow")
         ax.set_yscale("log")
-        ax.set_title(key, fontsize=9)
-        ax.set_xlabel("t")
-        ax.set_ylabel(ylabel)
-        ax.legend(fontsize=7)
+        ax.set_title(key, fontsize=11)
+        ax.tick_params(labelsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ylabel, fontsize=10)
+    for ax in axes[-1, :]:
+        ax.set_xlabel("t", fontsize=10)
     for ax in list(axes.flat)[len(keys) :]:
         ax.set_visible(False)
-    fig.tight_layout()
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))
     return fig
 
 

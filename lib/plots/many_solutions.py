@@ -40,7 +40,7 @@ def ablation_ecdfs(analyses: Mapping[str, TaskAnalysis], kinds=("dfvu", "sens"),
             ax.set_xscale("symlog", linthresh=linthresh)
             ax.set_ylim(0, 1.02)
             ax.set_xlabel(f"{KIND_LABELS[kind]} of the ablation")
-            ax.legend(fontsize=7, loc="lower right")
+            ax.legend(fontsize=8, loc="lower right")
             if j == 0:
                 ax.set_ylabel("fraction of solutions ≤ x")
             if i == 0:
@@ -106,6 +106,6 @@ def width_profile(widths: Mapping[str, Mapping[int, TaskAnalysis]], linthresh: f
         ax.set_xlabel("N_h")
         ax.set_title(_title(t))
     axes[0, 0].set_ylabel("ΔFVU (mean ± SEM)")
-    axes[0, -1].legend(fontsize=7)
+    axes[0, -1].legend(fontsize=8)
     fig.tight_layout()
     return fig

@@ -22,8 +22,24 @@ FLOOR = 1e-6
 
 
 def _panels(n: int, rows: int = 1, height: float = 3.0):
-    fig, axes = plt.subplots(rows, n, figsize=(3.2 * n + 0.6, height * rows), squeeze=False)
+    """One column per task, 2.5 inches each: at the text column's width (about 950 px) the 9–11 pt text of these
+    figures stays legible."""
+    fig, axes = plt.subplots(rows, n, figsize=(2.5 * n + 0.6, height * rows + 0.4), squeeze=False)
+    for ax in axes.flat:
+        ax.tick_params(labelsize=9)
     return fig, axes
+
+
+def _legend_on_top(fig, ax, ncol: int):
+    """One legend for the figure, above the panels (the handles of ``ax``, then any other panel's new labels)."""
+    handles, labels = ax.get_legend_handles_labels()
+    for other in fig.axes:
+        for h, label in zip(*other.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    fig.legend(handles, labels, loc="upper center", ncol=ncol, fontsize=10, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.4 / fig.get_figheight()))
 
 
 def projection_vs_dfvu(records: Mapping[str, Sequence[AblationRecord]], tolerance: float):
@@ -40,12 +56,11 @@ def projection_vs_dfvu(records: Mapping[str, Sequence[AblationRecord]], toleranc
             ax.axhline(tolerance, color="k", lw=0.7, ls="--")
             ax.set_yscale("log")
             ax.set_xlim(-0.02, 1.02)
-            ax.set_xlabel("share of ΔW h in " + ("readout ∪ PCs" if key == "union" else "readout rows"), fontsize=8)
-        axes[0, j].set_title(_title(task), fontsize=10)
-    axes[0, 0].set_ylabel("ΔFVU (log)")
-    axes[1, 0].set_ylabel("ΔFVU (log)")
-    axes[0, -1].legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+            ax.set_xlabel("share of ΔW h in\n" + ("readout ∪ PCs" if key == "union" else "readout rows"), fontsize=10)
+        axes[0, j].set_title(_title(task), fontsize=11)
+    axes[0, 0].set_ylabel("ΔFVU (log)", fontsize=10)
+    axes[1, 0].set_ylabel("ΔFVU (log)", fontsize=10)
+    _legend_on_top(fig, axes[0, 0], ncol=len(COLOURS))
     return fig
 
 
@@ -63,15 +78,14 @@ def random_controls(examples: Mapping[str, Sequence[AblationRecord]]):
                 v = np.maximum(r.draws[kind], FLOOR)
                 ax.scatter(x + rng.uniform(-0.06, 0.06, v.size), v, s=6, color=KIND_COLOURS[kind], lw=0)
             ax.plot([i - 0.4, i + 0.4], [max(r.dfvu_eval, FLOOR)] * 2, color="k", lw=2)
-        ax.set_xticks(range(len(recs)), [NAMES[r.ablation] for r in recs], fontsize=8)
+        ax.set_xticks(range(len(recs)), [NAMES[r.ablation] for r in recs], fontsize=9, rotation=30, ha="right")
         ax.set_yscale("log")
-        ax.set_title(f"{_title(task)} (seed {recs[0].seed})", fontsize=10)
+        ax.set_title(f"{_title(task)}\n(seed {recs[0].seed})", fontsize=11)
     for kind in KINDS:
-        axes[0, -1].scatter([], [], s=10, color=KIND_COLOURS[kind], label=kind.replace("_", " "))
+        axes[0, -1].scatter([], [], s=16, color=KIND_COLOURS[kind], label=kind.replace("_", " "))
     axes[0, -1].plot([], [], color="k", lw=2, label="the ablation")
-    axes[0, -1].legend(fontsize=7)
-    axes[0, 0].set_ylabel("ΔFVU (log)")
-    fig.tight_layout()
+    axes[0, 0].set_ylabel("ΔFVU (log)", fontsize=10)
+    _legend_on_top(fig, axes[0, -1], ncol=len(KINDS) + 1)
     return fig
 
 
@@ -89,11 +103,10 @@ def lambda_paths(records: Mapping[str, Sequence[AblationRecord]]):
                 ax.plot(rs[0].lambdas, c, color=COLOURS[name], lw=0.6, alpha=0.4)
             ax.plot(rs[0].lambdas, curves.mean(axis=0), color=COLOURS[name], lw=2.2, label=NAMES[name])
         ax.set_yscale("symlog", linthresh=1e-5)
-        ax.set_xlabel("λ")
-        ax.set_title(_title(task), fontsize=10)
-    axes[0, 0].set_ylabel("ΔFVU(λ) (symlog)")
-    axes[0, -1].legend(fontsize=7)
-    fig.tight_layout()
+        ax.set_xlabel("λ", fontsize=10)
+        ax.set_title(_title(task), fontsize=11)
+    axes[0, 0].set_ylabel("ΔFVU(λ) (symlog)", fontsize=10)
+    _legend_on_top(fig, axes[0, 0], ncol=3)
     return fig
 
 
@@ -105,6 +118,6 @@ def kappa_vs_departure(points: Mapping[str, tuple[Sequence[float], Sequence[floa
     ax.set_yscale("log")
     ax.set_xlabel("departure from normality dep(W)/‖W‖_F")
     ax.set_ylabel("κ(V) of the eigenvectors")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

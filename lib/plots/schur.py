@@ -55,7 +55,7 @@ def eigenvalue_plane(sp: SchurSplit, ax: plt.Axes, *, title: str = "") -> None:
     ax.axvline(0, color="0.85", lw=0.5, zorder=0)
     ax.set_xlabel("Re λ")
     ax.set_ylabel("Im λ")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title or "spectrum")
 
 
@@ -88,7 +88,7 @@ def split_curve(
 
 def ablation_gallery(form: SchurForm, alpha: float, *, vmin: float = 1e-4) -> Figure:
     """|T̃| after zeroing each coupling block alone, with the removed mass ‖ΔT‖_F/‖T‖_F in the titles."""
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.9), layout="constrained")
+    fig, axes = plt.subplots(1, 3, figsize=(9.4, 3.3), layout="constrained")  # legible at the text column's width
     top = max(float(np.abs(form.T).max()), vmin * 10)
     for ax, name in zip(axes, ABLATION_BLOCKS, strict=True):
         ab = ablate(form, [name], alpha)
@@ -98,7 +98,7 @@ def ablation_gallery(form: SchurForm, alpha: float, *, vmin: float = 1e-4) -> Fi
         n_R = ab.split.n_R
         ax.axvline(n_R - 0.5, color="k", lw=1)
         ax.axhline(n_R - 0.5, color="k", lw=1)
-        ax.set_title(f"−{TEX[name]}: removed mass {ab.removed_mass:.3f}")
+        ax.set_title(f"−{TEX[name]}: removed mass {ab.removed_mass:.3f}", fontsize=10)
         ax.set_xticks([])
         ax.set_yticks([])
     fig.colorbar(im, ax=axes, fraction=0.02, pad=0.01, label=r"$|\widetilde{T}_{ij}|$")

@@ -86,7 +86,7 @@ def profile_heatmap(rows: Sequence[tuple[str, Sequence[float]]], columns: Sequen
     vmax = max(1.0, float(shown.max())) if shown.count() else 1.0
     im = ax.imshow(shown, aspect="auto", cmap=cmap, norm=LogNorm(vmin=floor, vmax=vmax))
     ax.set_xticks(range(len(columns)), columns, rotation=30, ha="right", fontsize=8)
-    ax.set_yticks(range(len(labels)), labels, fontsize=6)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
     groups = [lab.split(" ")[0] for lab in labels]
     for i in range(1, len(groups)):
         if groups[i] != groups[i - 1]:
@@ -134,7 +134,7 @@ def threshold_gaps(analyses: Sequence[TaskAnalysis], window: float = 0.1):
             k = int(np.argmin(np.abs(p.gaps)))
             ax.scatter([r[k]], [i], s=40, facecolors="none", edgecolors="r", lw=1.0)
         ax.axvline(a.alpha, color="r", lw=0.8)
-        ax.set_yticks(range(len(a.profiles)), [f"seed {p.seed}" for p in a.profiles], fontsize=7)
+        ax.set_yticks(range(len(a.profiles)), [f"seed {p.seed}" for p in a.profiles], fontsize=8)
         ax.set_xlim(a.alpha - window, a.alpha + window)
         ax.set_xlabel("|λ| / ρ")
         ax.set_title(f"{_title(a.task)}: min gap {a.min_threshold_gap():.4f}", fontsize=9)
@@ -183,8 +183,8 @@ def example_trials(batch, task: str, n_trials: int = 3):
         axes[1, i].set_xlabel("time step")
     axes[0, 0].set_ylabel("inputs")
     axes[1, 0].set_ylabel("targets")
-    axes[0, -1].legend(fontsize=7, loc="upper right")
-    axes[1, -1].legend(fontsize=7, loc="upper right")
+    axes[0, -1].legend(fontsize=8, loc="upper right")
+    axes[1, -1].legend(fontsize=8, loc="upper right")
     fig.suptitle(_title(task), fontsize=10)
     fig.tight_layout()
     return fig

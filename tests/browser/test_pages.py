@@ -1,7 +1,9 @@
 """Every page of the built book, opened in headless Chromium as a reader would: the page is the product.
 
 Each page fails on raw Markdown table text, progress-bar, traceback or stderr text in an output, an image that did not
-load, a table wider than the text column at 1,280 px (it would scroll or be clipped), a page that scrolls sideways,
+load, a table wider than the box that shows it at 1,280 px (the nearest ancestor that scrolls or clips, such as the
+``overflow: auto`` ``div.output`` myst-nb wraps around every output, else the article: a table wider than that box
+is clipped and scrolls inside it), a page that scrolls sideways,
 maths that MathJax did not render (or rendered as an error), unresolved ``{glue`` text, a broken internal link or
 anchor, a footer that does not name the book's version and commit, and any console error. A full-page screenshot of
 each page lands in ``_build/screenshots/``, with a JSON record of what was checked. The PDF of ``make pdf`` is checked
@@ -65,7 +67,13 @@ INSPECT = """async () => {
     math_errors: document.querySelectorAll("mjx-merror, [data-mjx-error]").length,
     tables: document.querySelectorAll("article table").length,
     wide_tables: [...document.querySelectorAll("article table")]
-      .filter(t => t.getBoundingClientRect().width > article.clientWidth + 1)
+      .filter(t => {
+        let box = t.parentElement;
+        while (box && box !== article && getComputedStyle(box).overflowX === "visible") { box = box.parentElement; }
+        box = box || article;
+        const scrolls = box !== article && box.scrollWidth > box.clientWidth + 1;
+        return t.getBoundingClientRect().width > box.clientWidth + 1 || scrolls;
+      })
       .map(t => (t.querySelector("caption") || t.querySelector("th") || {textContent: "a table"}).textContent.trim()),
     page_scrolls: document.documentElement.scrollWidth > window.innerWidth + 1,
     links: [...document.querySelectorAll("a[href]")].map(a => a.getAttribute("href")),
@@ -134,7 +142,7 @@ def test_page_reads_as_a_book(page, browser, server, html_dir):
             problems.append(f"progress or traceback text in an output: {PROGRESS.search(text).group(0)!r}")
     problems += [f"image did not load: {img['src']}" for img in info["images"] if not img["ok"]]
     problems += [
-        f"table wider than the page's text column (scrolls or is clipped): {t[:80]!r}" for t in info["wide_tables"]
+        f"table wider than the box that shows it (scrolls or is clipped): {t[:80]!r}" for t in info["wide_tables"]
     ]
     if info["page_scrolls"]:
         problems.append("the page scrolls horizontally at 1,280 px")

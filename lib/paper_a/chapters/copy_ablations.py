@@ -18,7 +18,7 @@ from lib.core.claims import Claim
 from lib.core.tables import Table
 from lib.paper_a import ablation, schur, train
 from lib.paper_a import task_analysis as ta
-from lib.paper_a.chapters.copy_task import MODELS, SUBSET_NAMES, CopyStudy, plain_values
+from lib.paper_a.chapters.copy_task import MODELS, SUBSET_NAMES, CopyStudy, plain_values, solution_words
 from lib.papers import schur_ablation
 
 #: The subsets the Table-1 scan ablates at each threshold.
@@ -146,11 +146,11 @@ def every_solution_table(profiles: dict[str, ablation.AblationResult], preserve_
     for name, p in profiles.items():
         keep = p.preserved(preserve_tol)
         cells = [f"{p.score(s):.3f}{' ✓' if keep[schur.label(s)] else ''}" for s in ablated]
-        rows.append((name, p.n_R, f"{p.coupling_mass:.3f}", f"{p.score(()):.3f}", *cells))
+        rows.append((solution_words(name), p.n_R, f"{p.coupling_mass:.3f}", f"{p.score(()):.3f}", *cells))
     return Table(
         ("solution", "n_R", "‖N‖/‖T‖", "full", *(schur.label(s) for s in ablated)),
         tuple(rows),
-        caption="Every solution, every ablation: accuracy (✓: within preserve_tol of the full one)",
+        caption=f"Every solution, every ablation: accuracy (✓: within {preserve_tol:g} of the full one)",
     )
 
 

@@ -14,6 +14,7 @@ import torch
 
 from lib.core import params
 from lib.core.claims import SECOND_SET_START
+from lib.core.lines import line
 from lib.core.tables import Table
 from lib.paper_a import metrics, rnn, schur, train
 from lib.paper_a.tasks import get_task
@@ -67,8 +68,8 @@ class CopyStudy(train.CopyTraining):
     eval_lags: int = 128
     heldout_trials: int = 1024
     heldout_seed: int = 2026
-    preserve_tol: float = 0.01
-    negligible_mass: float = 0.01
+    preserve_tol: float = line("replay_tolerance")
+    negligible_mass: float = line("negligible_mass")
     solved: float = 0.99
     second_set: int = 5
     configs: dict[str, train.TrainConfig] = field(init=False, repr=False)
@@ -186,11 +187,19 @@ class HeldoutReplay:
         return metrics.replay_accuracy(out, self.batch.targets_bty, lags=self.lags)
 
 
+def solution_words(name: str) -> str:
+    """A solution's name as the reader reads it: "dense_orthogonal N_h=72 seed 0" → "dense orthogonal, width 72,
+    seed 0"."""
+    construction, _, rest = name.partition(" N_h=")
+    width, _, seed = rest.partition(" ")
+    return f"{construction.replace('_', ' ')}, width {width}, {seed}" if rest else name.replace("_", " ")
+
+
 def solutions_table(solutions: dict[str, train.TrainResult], accuracies: dict[str, float]) -> Table:
     """Every trained controller: Adam steps run and held-out replay accuracy."""
     return Table(
         ("solution", "Adam steps", "held-out Acc_rc"),
-        tuple((name, r.steps_run, accuracies[name]) for name, r in solutions.items()),
+        tuple((solution_words(name), r.steps_run, accuracies[name]) for name, r in solutions.items()),
         ".4f",
         caption="Every trained controller: Adam steps run and held-out replay accuracy",
     )
@@ -209,7 +218,7 @@ def training_values(
         "steps_cayley": solutions[study.representative("cayley")].steps_run,
         "max_steps_run": max(r.steps_run for r in solutions.values()),
         "n_reached_099": len(reached),
-        "missed_099": "; ".join(missed) if missed else "none",
+        "missed_099": "; ".join(solution_words(m) for m in missed) if missed else "none",
         "n_stopped": sum(r.steps_run < study.max_steps for r in solutions.values()),
     }
     return plain_values(values)

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from IPython.display import Markdown
 
 from lib.core import devices, engine, params
 from lib.core.claims import SECOND_SET_GLUE, SECOND_SET_START
 from lib.core.lines import line
-from lib.core.tables import Table, mean_sem_text
+from lib.core.tables import Table, as_myst, mean_sem_text
 from lib.core.verdicts import solutions_to_decide, wilson
 from lib.paper_a import rnn, schur
 from lib.paper_a import task_analysis as ta
@@ -196,7 +197,8 @@ def second_set_table(profiles: ManyProfiles) -> Table:
     rows = []
     for analysis in profiles.second.values():
         for c in ta.task_claims(analysis, link="many_solutions.html"):
-            rows.append((c.id, c.ours if not isinstance(c.ours, float) else float(c.ours), c.robustness, c.verdict))
+            ours = c.ours if not isinstance(c.ours, float) else float(c.ours)
+            rows.append((c.statement, ours, c.robustness, c.verdict))
     caption = "Paper A §4's claims on the second set of solutions, by the scorecard's protocol"
     return Table(("claim", "ours", "evidence", "verdict"), tuple(rows), ".3g", caption=caption)
 
@@ -217,10 +219,12 @@ def ordering_values(profiles: ManyProfiles) -> tuple[dict[str, Any], Table]:
             values[f"needed_{tag}"] = needed if needed is not None else "out of reach"
             paper = name in ta.PAPER_CLAIMS.get(t, ())
             if paper:
-                summary.append(f"{t}, {name}: {k} of {n}, {frac:.2f} [{lo:.2f}, {hi:.2f}]")
+                summary.append(f"{t}, {ta.ORDERING_TEXT[name]}: {k} of {n} (95% interval {lo:.2f}–{hi:.2f})")
             interval = f"{lo:.2f}–{hi:.2f}" if n else None  # as the scorecard writes it
-            rows.append((t, name + (" (paper)" if paper else ""), f"{k}\u00a0of\u00a0{n}", frac, interval, needed))
+            label = ta.ORDERING_TEXT[name] + (" (paper)" if paper else "")
+            rows.append((t, label, f"{k}\u00a0of\u00a0{n}", frac, interval, needed))
     values["paper_orderings_summary"] = "; ".join(summary) or "none of the chosen tasks is in the paper"
+    values["paper_orderings_summary_md"] = Markdown(as_myst(values["paper_orderings_summary"]))  # for the prose
     headers = ("task", "ordering", "holds in", "frequency", "95% interval", "solutions to decide")
     caption = "How often each §4 ordering holds over the solutions, with its 95% Wilson interval"
     return values, Table(headers, tuple(rows), ".2f", caption=caption)
@@ -277,8 +281,9 @@ def width_values(profiles: ManyProfiles) -> tuple[dict[str, Any], Table]:
     for t, by_width in profiles.widths.items():
         for name in ta.PAPER_CLAIMS.get(t, ()):
             where = [str(w) for w, a in by_width.items() if ta.holds_in_means(name, a)]
-            summary.append(f"{t}, {name}: {'N_h = ' + ', '.join(where) if where else 'at no width'}")
+            summary.append(f"{t}, {ta.ORDERING_TEXT[name]}: {'N_h = ' + ', '.join(where) if where else 'at no width'}")
     values["width_orderings_summary"] = "; ".join(summary) or "none of the chosen tasks is in the paper"
+    values["width_orderings_summary_md"] = Markdown(as_myst(values["width_orderings_summary"]))  # for the prose
     headers = ("task", "ablation", *(f"ΔFVU, N_h = {w}" for w in profiles.sweep.widths))
     n = profiles.sweep.width_solutions
     caption = f"Single-block ΔFVU against width: mean ± SEM over {n} solutions (fewer where a block is empty)"

@@ -6,10 +6,11 @@ import math
 from typing import Any
 
 import numpy as np
+from IPython.display import Markdown
 
 from lib.core import params
 from lib.core.claims import Claim
-from lib.core.tables import Table
+from lib.core.tables import Table, as_myst
 from lib.paper_a import metrics
 from lib.paper_a.task_analysis import (
     PAPER,
@@ -20,7 +21,7 @@ from lib.paper_a.task_analysis import (
     holds_in_means,
     paper_orderings,
 )
-from lib.paper_a.task_analysis.orderings import GENERIC_ORDERINGS
+from lib.paper_a.task_analysis.orderings import GENERIC_ORDERINGS, ORDERING_TEXT
 from lib.papers import schur_ablation
 
 #: The gap below which a block counts as sitting at the threshold.
@@ -96,12 +97,13 @@ def ordering_fractions(analysis: TaskAnalysis) -> tuple[dict[str, Any], Table]:
     for name, test in paper_orderings(task).items():
         frac = analysis.fraction(test)
         values[f"frac_{task}_{name}"] = frac
-        rows.append((f"the paper's claim: {name}", frac))
+        rows.append((f"the paper's claim: {ORDERING_TEXT[name]}", frac))
     for name, test in GENERIC_ORDERINGS.items():
         frac = analysis.fraction(test)
         values |= both(task, {f"frac_{name}": frac})
-        rows.append((name, frac))
+        rows.append((ORDERING_TEXT[name], frac))
     values["paper_claim"] = PAPER.get(task, {}).get("claim", "(not in the paper)")
+    values["paper_claim_md"] = Markdown(as_myst(values["paper_claim"]))  # for the prose: its notation as maths
     table = Table(
         ("ordering", "fraction of solutions"),
         tuple(rows),
@@ -118,7 +120,7 @@ def claims_in_means(analysis: TaskAnalysis) -> tuple[dict[str, Any], Table]:
         k, n = analysis.count(test)
         in_means = holds_in_means(name, analysis)
         values[f"holds_in_means_{task}_{name}"] = bool(in_means)
-        rows.append((name, f"{k} of {n}", "holds" if in_means else "does not hold"))
+        rows.append((ORDERING_TEXT[name], f"{k} of {n}", "holds" if in_means else "does not hold"))
     table = Table(
         ("the paper's claim", "solutions where it holds", "in the seed means"),
         tuple(rows) or (("none: the paper does not study this task", "—", "—"),),
@@ -139,7 +141,8 @@ def threshold_values(analysis: TaskAnalysis, gap_cut: float = GAP_CUT) -> dict[s
 
 
 def claims_table(task_claims: list[Claim]) -> tuple[dict[str, Any], Table]:
-    """The one-line summary of the claims' verdicts and the claims table."""
+    """The one-line summary of the claims' verdicts (``claims_summary``; ``claims_summary_md``, the same as MyST
+    Markdown with its notation as maths, for the prose's ``{glue:md}``) and the claims table."""
     summary = "; ".join(f"{c.statement}: {c.verdict}" for c in task_claims)
     table = Table(
         ("claim", "paper", "ours", "verdict", "robustness"),
@@ -148,4 +151,5 @@ def claims_table(task_claims: list[Claim]) -> tuple[dict[str, Any], Table]:
         ".3g",
         caption="The paper's claims for this task and their verdicts",
     )
-    return {"claims_summary": summary or "none: the paper does not study it"}, table
+    summary = summary or "none: the paper does not study it"
+    return {"claims_summary": summary, "claims_summary_md": Markdown(as_myst(summary))}, table

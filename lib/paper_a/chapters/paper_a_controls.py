@@ -169,7 +169,7 @@ def open_claims_table(measured: list[Claim]) -> Table:
     """The claims measured here: ours, the verdict and its robustness."""
     return Table(
         ("claim", "ours", "verdict", "robustness"),
-        tuple((c.id, c.ours, c.verdict, c.robustness) for c in measured),
+        tuple((c.statement, c.ours, c.verdict, c.robustness) for c in measured),
         ".2f",
         caption="Paper A's unmeasured statements, as measured here",
     )

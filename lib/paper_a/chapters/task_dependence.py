@@ -14,6 +14,7 @@ import numpy as np
 
 from lib.core import claims, params
 from lib.core.claims import Claim
+from lib.core.lines import line
 from lib.core.tables import Table
 from lib.paper_a import schur, train
 from lib.paper_a import task_analysis as ta
@@ -45,7 +46,7 @@ class DependenceStudy:
     alpha_min: float = 0.8
     alpha_max: float = 0.95
     alpha_step: float = 0.01
-    safe_tolerance: float = 0.01
+    safe_tolerance: float = line("safe_dfvu")
     variant_solutions: int = 3
     include_copy: bool = True
     copy_solutions: int = 3
@@ -175,7 +176,7 @@ def seed_robustness(analyses: dict[str, ta.TaskAnalysis], tolerance: float) -> t
             values[f"frac_solutions_{t}_{name}"] = per_solution
             values[f"holds_in_means_{t}_{name}"] = bool(in_means)
             values[f"in_means_{t}_{name}"] = "in the means" if in_means else "not in the means"
-            rows.append((t, name, per_solution, "yes" if in_means else "no", triples))
+            rows.append((t, ta.ORDERING_TEXT[name], per_solution, "yes" if in_means else "no", triples))
     for t in TASKS:  # the task chapters' verdicts, recomputed from the same solutions
         for c in ta.task_claims(analyses[t], tolerance):
             values[f"verdict_{c.id}"] = c.verdict
@@ -242,7 +243,9 @@ def variant_comparison(
         main = ta.TaskAnalysis(t, {}, analyses[t].alpha, analyses[t].profiles[: study.variant_solutions])
         for label, a in {own_label: main, **variants[t]}.items():
             groups[f"{t}: {label}"] = a
-            fractions = "; ".join(f"{n} {a.fraction(f):.2f}" for n, f in ta.paper_orderings(t).items())
+            fractions = "; ".join(
+                f"{ta.ORDERING_TEXT[n]}: {a.fraction(f):.2f}" for n, f in ta.paper_orderings(t).items()
+            )
             dfvu = [a.mean_sem("dfvu", b)[0] for b in ta.SINGLE_BLOCKS]
             rows.append((t, label, float(a.fvu_full().mean()), *dfvu, fractions))
     for t, vs in variants.items():

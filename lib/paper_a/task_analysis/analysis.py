@@ -101,12 +101,12 @@ class TaskAnalysis:
         return Table(headers, tuple(rows), caption=caption)
 
     def per_seed_table(self, blocks: Sequence[str] = SINGLE_BLOCKS, caption: str | None = None) -> Table:
-        """One row per solution: n_R, signed gap to the threshold, full FVU, ΔFVU and S_ΔT of each block."""
-        head = ("seed", "n_R", "gap", "FVU", *(f"ΔFVU −{b}" for b in blocks), *(f"S_ΔT −{b}" for b in blocks))
+        """One row per solution: n_R, signed gap to the threshold, full FVU, and per block ΔFVU with S_ΔT in brackets
+        (one column per block, so that the table fits the text column at 1,280 px)."""
+        head = ("seed", "n_R", "gap", "FVU", *(f"−{b}: ΔFVU (S_ΔT)" for b in blocks))
         rows = [
             (p.seed, p.n_R, f"{p.signed_gap:+.4f}", f"{p.fvu_full:.4f}")
-            + tuple("empty" if b in p.empty else f"{p.dfvu[b]:.3g}" for b in blocks)
-            + tuple("empty" if b in p.empty else f"{p.sens[b]:.3g}" for b in blocks)
+            + tuple("empty" if b in p.empty else f"{p.dfvu[b]:.3g} ({p.sens[b]:.3g})" for b in blocks)
             for p in self.profiles
         ]
         return Table(head, tuple(rows), caption=caption)

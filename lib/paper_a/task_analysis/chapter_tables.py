@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lib.core.tables import Table, mean_sem_text
+from lib.core.tables import Table, mean_sem_text, paths_as_code
 from lib.paper_a import schur
 from lib.paper_a.task_analysis.analysis import TaskAnalysis
 from lib.paper_a.task_analysis.configuration import SINGLE_BLOCKS, paper_value, task_params_for
@@ -18,8 +18,8 @@ def spec_table(task: str, task_params: dict[str, Any] | None = None) -> Table:
     meta = spec.metadata
     rows = [
         ("inputs / outputs", f"{spec.n_inputs} / {spec.n_outputs}"),
-        ("parameters", ", ".join(f"{k} = {v}" for k, v in values.items())),
-        *[(label, str(meta[k])) for k, label in _META_ROWS if k in meta],
+        ("parameters", ", ".join(f"`{k}` = {v}" for k, v in values.items())),  # names a reader types: code
+        *[(label, paths_as_code(str(meta[k]))) for k, label in _META_ROWS if k in meta],
     ]
     return Table(("", task), tuple(rows))
 

@@ -159,9 +159,13 @@ def start_end_table(values: dict) -> Table:
 
 
 def _shown(value) -> str:
-    """Numbers to four significant digits (tuples element-wise)."""
+    """Numbers to four significant digits (tuples element-wise), a yes/no for a boolean, a dash for no value."""
     if isinstance(value, tuple):
         return " / ".join(_shown(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "—"
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 

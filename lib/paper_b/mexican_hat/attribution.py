@@ -4,8 +4,10 @@ At one θ₂: the aggregate sensitivities S_i = ‖J_{:,i}‖/sqrt(rows) (RMS ov
 the pointwise S*_i(x_n) concentrate over the probes (participation ratio), and c*, b* in both gauges with each
 parameter's contribution |c_i|·‖J_{:,i}‖ to the realised move, split over V's four layers; and how c* and b* relate
 (``lib.paper_b.relations``). On a rotation-invariant probe set ⟨η, δ⟩ = 0 (eq. 22), so for the min-norm lifts
-(J c = P η) ⟨Pη, Pδ⟩ = −⟨(I−P)η, (I−P)δ⟩ and |cos(J c*, J b*)| ≤ tan∠(η, Pη)·tan∠(δ, Pδ) (plus a term in
-cos(η, δ) where the grid makes it non-zero): :func:`orthogonality_bound`.
+(J c = P η) ⟨Pη, Pδ⟩ = −⟨(I−P)η, (I−P)δ⟩ and |cos(J c*, J b*)| ≤ tan∠(η, Pη)·tan∠(δ, Pδ):
+:func:`orthogonality_bound`, the one criterion the book applies to orthogonality of c* and b* on every network
+(``lib.core.questions``: the targets taken as orthogonal, as eq. 22 says). Where the probe set makes cos(η, δ)
+non-zero, the snapshot records it (``cos_targets``): it is what the realised moves then inherit.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from torch import Tensor
 
 from lib.paper_b.lifting import GAUGES, TruncatedSVD, lift
 from lib.paper_b.mexican_hat.model import V_SHAPES
-from lib.paper_b.relations import block_shares, cosine, direction_relation
+from lib.paper_b.relations import block_shares, cosine, direction_relation, realised_cosine_bound
 from lib.paper_b.sensitivity import aggregate_sensitivity
 
 LAYER_NAMES = ("layer 1 (3→32)", "layer 2 (32→32)", "layer 3 (32→32)", "layer 4 (32→1)")
@@ -61,12 +63,13 @@ def sensitivity_summary(J: Tensor, *, dim_y: int = 2, pointwise: bool = True) ->
     return out
 
 
-def orthogonality_bound(angle_c_deg: float, angle_b_deg: float, cos_targets: float = 0.0) -> float:
-    """The largest |cos(Pη, Pδ)| for targets at principal angles a_c, a_b from the retained range with
-    cos(η, δ) = ``cos_targets``: |cos(η, δ)|/(cos a_c cos a_b) + tan a_c tan a_b, from
-    ⟨Pη, Pδ⟩ = ⟨η, δ⟩ − ⟨(I−P)η, (I−P)δ⟩ (eq. 22 makes ⟨η, δ⟩ = 0 on an invariant grid)."""
+def orthogonality_bound(angle_c_deg: float, angle_b_deg: float) -> float:
+    """The largest |cos(Pη, Pδ)| for orthogonal targets (eq. 22) at principal angles a_c, a_b from the retained
+    range: tan a_c tan a_b, from ⟨Pη, Pδ⟩ = ⟨η, δ⟩ − ⟨(I−P)η, (I−P)δ⟩. It is
+    :func:`lib.paper_b.relations.realised_cosine_bound` (the annulus's) with relative residuals r = sin a and no tail
+    (a min-norm lift realises P g exactly)."""
     a, b = math.radians(angle_c_deg), math.radians(angle_b_deg)
-    return float(abs(cos_targets) / (math.cos(a) * math.cos(b)) + math.tan(a) * math.tan(b))
+    return realised_cosine_bound(math.sin(a), math.sin(b), 0.0, 0.0)
 
 
 @dataclass
@@ -79,6 +82,7 @@ class Snapshot:
     relation: dict[str, dict[str, float]]  # gauge -> {"cos_param", "cos_function"}
     bound: float  # orthogonality_bound of the min-norm lifts
     rank: int
+    cos_targets: float  # cos(η, δ) on the probe set (eq. 22 makes it zero on a rotation-invariant one)
 
     def contribution(self, kind: str, gauge: str) -> np.ndarray:
         """|c_i|·‖J_{:,i}‖ per parameter."""
@@ -100,8 +104,8 @@ def snapshot(J: Tensor, svd: TruncatedSVD, targets: dict[str, Tensor], *, tau: f
     relation = {g: direction_relation(J, lifts["c", g].coef, lifts["b", g].coef) for g in GAUGES}
     c_mn, b_mn = lifts["c", "minnorm"], lifts["b", "minnorm"]
     cos_targets = cosine(targets["c"], targets["b"])
-    bound = orthogonality_bound(c_mn.principal_angle_deg, b_mn.principal_angle_deg, cos_targets)
-    return Snapshot(coefs, col, shares, relation, bound, int(c_mn.rank))
+    bound = orthogonality_bound(c_mn.principal_angle_deg, b_mn.principal_angle_deg)
+    return Snapshot(coefs, col, shares, relation, bound, int(c_mn.rank), float(cos_targets))
 
 
 def dominant_layer(shares: dict[str, float]) -> str:

@@ -144,6 +144,7 @@ def relation_glue(snaps: dict[str, Snapshot], gate: SketchGate) -> tuple[dict, d
         out[f"cos_cb_param_{tag}"] = start.relation[g]["cos_param"]
         out[f"cos_cb_function_{tag}"] = start.relation[g]["cos_function"]
     out["cos_cb_bound"] = start.bound
+    out["cos_cb_targets"] = start.cos_targets  # what the realised moves inherit where eq. 22 does not hold
     rows = sorted(gate.snapshots.items(), key=lambda kv: kv[0][1])
     along = [(s.relation["minnorm"]["cos_function"], s.bound) for _, s in rows]
     out["cos_cb_function_max_walks"] = float(max(abs(c) for c, _ in along))

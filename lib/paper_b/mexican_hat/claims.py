@@ -75,8 +75,8 @@ def lift_relation_claim(values: dict, link: str) -> Claim:
     ours, bound = values["cos_cb_function_plain"], values["cos_cb_bound"]
     return Claim("B_c3_orthogonal_lifts", "B", "§1 (contribution 3), eq. 22", "contribution 3: c* (along the orbit) "
                  "and b* (towards the equivariant subspace) are orthogonal directions: the moves J c*, J b* they "
-                 "realise", "orthogonal", ours, "|cos(Jc*, Jb*)| of the min-norm lifts ≤ tan∠(η, Pη)·tan∠(δ, Pδ) + "
-                 "|cos(η, δ)|/(cos∠(η, Pη)·cos∠(δ, Pδ)) (eq. 22 through the truncation) at θ₀ and at every "
+                 "realise", "orthogonal", ours, "|cos(Jc*, Jb*)| of the min-norm lifts ≤ tan∠(η, Pη)·tan∠(δ, Pδ), what "
+                 "the lifts leave out allows with the targets taken as orthogonal (eq. 22), at θ₀ and at every "
                  "snapshot of the resolved walks",
                  holds=bool(abs(ours) <= bound * (1 + 1e-6) and values["cos_cb_within_bound_walks"]),
                  link=link)  # fmt: skip

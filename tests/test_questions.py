@@ -1,0 +1,90 @@
+"""The ledger of questions several chapters answer (``lib.core.questions``): one criterion each, and the
+reconciliation that fails when two chapters disagree or one changes a threshold without saying so."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lib.core import questions
+from lib.core.lines import line
+
+
+def _copy(chapter="copy_task", per=(True, True, True, True, True), **kw):
+    return questions.answer("copy_CC_safe", "copy", chapter, per, **kw)
+
+
+def _block(chapter, per, tol=None):
+    used = None if tol is None else {"safe_dfvu": tol, "majority": line("majority")}
+    return questions.answer("block_safe", "flipflop T_RR", chapter, per, used=used)
+
+
+def test_an_answer_counts_the_solutions_where_the_criterion_applies_and_decides_by_the_majority_line():
+    a = questions.answer("block_safe", "sine T_RR", "task_sine", [True, None, True, True, None, True, True])
+    assert (a["k"], a["n"], a["verdict"]) == (5, 5, "holds")
+    b = questions.answer("block_safe", "sine T_RR", "task_sine", [False] * 5)
+    assert (b["k"], b["n"], b["verdict"]) == (0, 5, "fails")
+    c = questions.answer("block_safe", "sine T_RR", "task_sine", [True, False, True, False])
+    assert c["verdict"] == "undecided"
+    assert questions.phrase(a) == "holds (5 of 5 solutions)"
+
+
+def test_a_deterministic_answer_takes_its_verdict_from_holds():
+    a = questions.answer("cb_orthogonal", "annulus", "annulus", holds=False)
+    assert (a["k"], a["n"], a["verdict"]) == (None, None, "fails")
+    assert questions.find([a], "cb_orthogonal", "annulus") == a
+
+
+def test_the_ledger_chapter_follows_the_subject():
+    assert questions.QUESTIONS["block_safe"].ledger_chapter("flipflop T_RR") == "task_flipflop"
+    assert questions.QUESTIONS["copy_CC_safe"].ledger_chapter("copy") == "copy_task"
+    assert questions.QUESTIONS["cb_orthogonal"].ledger_chapter("mexican_hat") == "mexican_hat"
+
+
+def test_agreeing_chapters_reconcile():
+    book = _copy()
+    own = _copy("task_dependence", (True, True, False), used={"safe_dfvu": 0.01}, own_criterion="ΔFVU ≤ 0.01",
+                ledger_answer=book)  # fmt: skip
+    same = [_block("task_flipflop", [True] * 9 + [None]), _block("task_dependence", [True] * 9 + [None])]
+    assert questions.reconcile([book, own, *same]) == []
+
+
+def test_a_chapter_that_changes_its_tolerance_fails_the_reconciliation():
+    answers = [_block("task_flipflop", [True] * 9), _block("task_dependence", [True] * 9, tol=0.02)]
+    (problem,) = questions.reconcile(answers)
+    assert "task_dependence" in problem and "0.02" in problem
+
+
+def test_two_chapters_with_different_verdicts_on_one_subject_fail_the_reconciliation():
+    answers = [_block("task_flipflop", [True] * 9), _block("task_dependence", [False] * 9)]
+    (problem,) = questions.reconcile(answers)
+    assert "disagree" in problem and "task_flipflop says holds" in problem
+
+
+def test_an_own_criterion_must_show_the_ledger_answer_and_show_it_right():
+    book = _copy()
+    missing = _copy("two_lenses", (False,), used={"safe_dfvu": 0.01}, own_criterion="one solution")
+    assert "does not show the ledger's answer" in questions.reconcile([book, missing])[0]
+    wrong = _copy("two_lenses", (False,), used={"safe_dfvu": 0.01}, own_criterion="one solution",
+                  ledger_answer=_copy(per=(False,) * 5))  # fmt: skip
+    assert "it is holds (5 of 5 solutions)" in questions.reconcile([book, wrong])[0]
+
+
+def test_answers_round_trip_through_their_glue_text():
+    answers = [_copy(), _block("task_flipflop", [True, None])]
+    text = questions.glue_value(answers)
+    assert questions.from_glue({questions.GLUE: text}) == json.loads(text) == answers
+    assert questions.from_glue({}) == []
+
+
+def test_bad_questions_and_thresholds_are_refused_by_name():
+    with pytest.raises(KeyError, match="question='copy_safe' is not one of QUESTIONS"):
+        questions.answer("copy_safe", "copy", "copy_task", [True])
+    with pytest.raises(KeyError, match=r"used=\['tolerance'\] are not lines"):
+        questions.answer("copy_CC_safe", "copy", "copy_task", [True], used={"tolerance": 0.01})
+
+
+def test_every_question_names_existing_lines():
+    for q in questions.QUESTIONS.values():
+        assert q.thresholds() == {name: line(name) for name in q.lines}
