@@ -199,7 +199,7 @@ def test_the_appendix_record_says_whether_the_build_is_pinned_and_what_moved(tmp
     assert "**not** computed with the book's pinned arithmetic" in text and "- oneMKL honours" in text
     assert "branch in force AUTO" in text and "0.3.31 (Haswell kernels, 1 thread)" in text
     assert "1 are identical to the published reference and 1 moved, by at most 0.333 relative" in text
-    assert "| a | 2 | 1 |" in text
+    assert "| `a` | 2 | 1 |" in text
     record.update(pinned=True, departures=[])
     (tmp_path / "provenance.json").write_text(json.dumps(record))
     assert "the numbers of this build are the book's, bit for bit" in page.section(tmp_path)

@@ -48,17 +48,29 @@ def _gauge_values(paper, minnorm):
 
 
 @pytest.mark.parametrize(("paper", "minnorm", "words"), [(22.0, 1.75, "depends on the gauge"),
+                                                         (1.75, 22.0, "depends on the gauge"),
                                                          (2.0, 1.75, "does not depend on the gauge")])  # fmt: skip
-def test_the_gauge_finding_follows_its_rule(paper, minnorm, words):
+def test_the_gauge_finding_follows_its_rule_in_its_title_and_text(paper, minnorm, words):
     (found,) = findings.beyond(_gauge_values(paper, minnorm))
-    assert words in found.text and f"{paper:.1f}×" in found.text
+    assert words in found.text and words in found.title and f"{paper:.1f}×" in found.text
 
 
 def test_the_screen_finding_says_which_way_the_near_null_criterion_points():
     (wrong,) = findings.beyond({"two_lenses::auc_null": 0.196, "two_lenses::auc_gn": 1.0})
-    assert "the wrong way" in wrong.text and "1.000" in wrong.text
-    (right,) = findings.beyond({"two_lenses::auc_null": 0.8, "two_lenses::auc_gn": 1.0})
-    assert "the right way" in right.text
+    assert "ranks them the wrong way" in wrong.text and "separates them perfectly" in wrong.text
+    assert wrong.title == "The near-null fraction ranks the wrong way; the Gauss–Newton screen separates perfectly"
+    (right,) = findings.beyond({"two_lenses::auc_null": 0.8, "two_lenses::auc_gn": 0.4})
+    assert "fraction ranks them the right way" in right.text and "screen ranks the wrong way" in right.title
+
+
+def test_the_sector_order_finding_says_what_moved_against_round_off():
+    base = {"schur_coordinates::partition_diff_CR": 1e-15}
+    (moved,) = findings.beyond(base | {"schur_coordinates::partition_diff_RR": 0.06,
+                                       "schur_coordinates::partition_diff_CC": 0.25})  # fmt: skip
+    assert moved.title.startswith("T_RR and T_CC ablations depend") and "the same T_C→R" in moved.text
+    (still,) = findings.beyond(base | {"schur_coordinates::partition_diff_RR": 1e-16,
+                                       "schur_coordinates::partition_diff_CC": 1e-16})  # fmt: skip
+    assert still.title == "The order inside each sector does not matter"
 
 
 def test_a_finding_whose_chapter_did_not_run_is_left_out():
@@ -66,17 +78,22 @@ def test_a_finding_whose_chapter_did_not_run_is_left_out():
 
 
 def test_a_sampling_test_explains_a_gap_only_when_three_seeds_reach_the_paper():
-    values = {"task_flipflop::dfvu_CR_first3": 0.426}
+    values = {"task_flipflop::dfvu_CR_first3": 0.426, "task_flipflop::train_steps": 3840}
     (gap,) = discrepancies.discrepancies([_rec()], values)
-    assert gap.status == "unexplained" and "do not explain" in gap.test
-    values = {"task_flipflop::dfvu_CR_first3": 0.1}
+    assert gap.status == "unexplained" and "does not explain" in gap.test and "3840 Adam steps" in gap.test
+    values["task_flipflop::dfvu_CR_first3"] = 0.1
     (gap,) = discrepancies.discrepancies([_rec()], values)
     assert gap.status == "explained"
 
 
-def test_a_discrepancy_without_its_values_is_unexplained_and_says_why():
+def test_a_discrepancy_whose_chapter_did_not_run_is_unexplained_and_says_why():
     (gap,) = discrepancies.discrepancies([_rec()], {})
     assert gap.status == "unexplained" and "was not computed" in gap.test
+
+
+def test_a_value_missing_from_an_executed_chapter_is_an_error_not_a_silent_unexplained():
+    with pytest.raises(KeyError, match="train_steps"):
+        discrepancies.discrepancies([_rec()], {"task_flipflop::dfvu_CR_first3": 0.426})
 
 
 def test_claims_that_match_or_check_code_are_not_discrepancies():

@@ -88,3 +88,39 @@ def test_bad_questions_and_thresholds_are_refused_by_name():
 def test_every_question_names_existing_lines():
     for q in questions.QUESTIONS.values():
         assert q.thresholds() == {name: line(name) for name in q.lines}
+
+
+def test_answers_on_the_same_solutions_must_count_the_same():
+    answers = [_block("task_flipflop", [True] * 9), _block("task_dependence", [True] * 7)]
+    (problem,) = questions.reconcile(answers)
+    assert "holds (9 of 9 solutions)" in problem and "holds (7 of 7 solutions)" in problem
+
+
+def test_a_chapter_that_answers_twice_is_named():
+    answers = [_block("task_flipflop", [True] * 9), _block("task_flipflop", [True] * 9)]
+    assert any("answered twice" in p for p in questions.reconcile(answers))
+
+
+def test_an_answer_is_about_solutions_or_one_computation_not_both():
+    with pytest.raises(ValueError, match="not both"):
+        questions.answer("cb_orthogonal", "annulus", "annulus", [True], holds=True)
+
+
+#: Each chapter parameter that sets a threshold of a question, and the line it must start at.
+THRESHOLD_PARAMETERS = [
+    ("copy_task.md", "preserve_tol", "replay_tolerance"),
+    ("copy_task.md", "negligible_mass", "negligible_mass"),
+    ("neuro_task.md", "safe_tolerance", "safe_dfvu"),
+    ("task_dependence.md", "safe_tolerance", "safe_dfvu"),
+    ("two_lenses.md", "safe_tolerance", "safe_dfvu"),
+]
+
+
+@pytest.mark.parametrize(("chapter", "name", "line_name"), THRESHOLD_PARAMETERS)
+def test_a_chapter_parameter_that_sets_a_threshold_starts_at_its_line(chapter, name, line_name):
+    """A parameters cell holds literals (papermill reads them); each must be the line the ledger uses."""
+    from bookrun.manifest import notebook_parameters
+    from lib.core.paths import REPO_ROOT
+
+    declared = notebook_parameters(REPO_ROOT / "book" / chapter)
+    assert float(declared[name]["default"]) == line(line_name), f"{chapter}: {name} differs from the line {line_name}"

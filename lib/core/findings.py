@@ -157,81 +157,119 @@ class Finding:
     href: str
 
 
+def _share(frac: float) -> str:
+    return "every" if frac == 1 else "no" if frac == 0 else f"{frac:.0%} of the"
+
+
 def _split_straddles(v: Mapping[str, Any]) -> Finding:
     frac, cut = v["task_context::frac_gap_below_001"], v["task_context::gap_cut"]
     lo, hi = v["task_context::nR_min"], v["task_context::nR_max"]
-    where = "every" if frac == 1 else f"{frac:.0%} of the"
+    sits = frac > line("majority")
     text = (
-        f"In {where} context-integration solution the leading sector's edge lies within {cut:g} of the threshold "
-        f"α·ρ(W) (smallest gap {v['task_context::min_threshold_gap']:.1e}), so n_R, the size of R, runs from {lo} "
-        f"to {hi} across solutions: which couplings count as T_RR or T_C→R there is decided by eigenvalues that "
-        "rounding could move across the line."
+        f"In {_share(frac)} context-integration solution the edge of the leading sector lies within {cut:g}·ρ(W) of "
+        f"the threshold α·ρ(W) (smallest gap {v['task_context::min_threshold_gap']:.1e}·ρ(W)), and n_R, the size of "
+        f"R, runs from {lo} to {hi} across solutions"
+        + (": which couplings count as T_RR or T_C→R there is decided by eigenvalues next to the line, and moves "
+           "with α." if sits else ".")
+    )  # fmt: skip
+    title = (
+        "The context task's split sits on its threshold"
+        if sits
+        else "The context task's split is clear of its threshold"
     )
-    return Finding("The context task's split sits on its threshold", text, "task_context.html")
+    return Finding(title, text, "task_context.html")
 
 
 def _gauge(v: Mapping[str, Any]) -> Finding:
     paper, minnorm = v["annulus::growth_c_fixed_full_trained"], v["annulus::growth_c_fixed_minnorm_full_trained"]
-    depends = paper / minnorm > line("kind_factor")
-    verb = "depends on the gauge" if depends else "does not depend on the gauge"
+    factor = max(paper / minnorm, minnorm / paper)
+    depends = factor > line("kind_factor")
     text = (
-        f"Paper B's fixed c* walk on the trained annulus grows the defect {paper:.1f}× in the paper's gauge but "
-        f"{minnorm:.1f}× in the minimum-norm gauge: the size of the failure it reports {verb} (a factor "
-        f"{paper / minnorm:.0f} between them, against the book's half-decade line {line('kind_factor'):g})."
+        f"Paper B's fixed c* walk on the trained annulus grows the defect {paper:.1f}× in the paper's gauge and "
+        f"{minnorm:.1f}× in the minimum-norm gauge, a factor {factor:.1f} apart against the book's half-decade line "
+        f"({line('kind_factor'):g}): the size of the failure it reports "
+        + ("depends on the gauge." if depends else "does not depend on the gauge.")
     )
-    return Finding("The fixed-direction failure depends on the gauge", text, "annulus.html")
+    title = "The fixed-direction failure " + ("depends on the gauge" if depends else "does not depend on the gauge")
+    return Finding(title, text, "annulus.html")
+
+
+def _auc_words(auc: float) -> str:
+    if auc == 1:
+        return "separates them perfectly"
+    if auc > 0.5:
+        return "ranks them the right way"
+    return "ranks them the wrong way" if auc < 0.5 else "ranks them no better than chance"
 
 
 def _screen(v: Mapping[str, Any]) -> Finding:
     null, gn = v["two_lenses::auc_null"], v["two_lenses::auc_gn"]
-    way = "the wrong way (below 0.5: safe ablations have the larger near-null share)" if null < 0.5 else "the right way"
     text = (
-        f"Paper B's near-null fraction, read as a screen for paper A's safe ablations, ranks them with an AUC of "
-        f"{null:.3f}, {way}; the Gauss–Newton prediction of each ablation's ΔFVU from the same Jacobian ranks them "
-        f"with an AUC of {gn:.3f}."
+        f"Read as a screen for paper A's safe ablations, paper B's near-null fraction {_auc_words(null)} (AUC "
+        f"{null:.3f}; below 0.5 the safe ablations have the larger near-null share), and the Gauss–Newton prediction "
+        f"of each ablation's ΔFVU from the same Jacobian {_auc_words(gn)} (AUC {gn:.3f})."
     )
-    return Finding("A Gauss–Newton screen finds the safe ablations; the near-null criterion does not", text,
-                   "two_lenses.html")  # fmt: skip
+    short = {auc: _auc_words(auc).replace("them ", "") for auc in (null, gn)}
+    title = f"The near-null fraction {short[null]}; the Gauss–Newton screen {short[gn]}"
+    return Finding(title, text, "two_lenses.html")
 
 
 def _sector_order(v: Mapping[str, Any]) -> Finding:
     rr, cc, cr = (v[f"schur_coordinates::partition_diff_{b}"] for b in ("RR", "CC", "CR"))
+    tiny = line("round_off")
+    moved = [name for name, d in (("T_RR", rr), ("T_CC", cc)) if d > tiny]
+    same_cr = "the same T_C→R" if cr <= tiny else "another T_C→R"
+    if moved:
+        what = " and ".join(moved)
+        tail = f"changes the {what} that an ablation zeroes: ablating {what} depends on the order inside each sector."
+    else:
+        tail = "leaves T_RR and T_CC as they are: the order inside each sector does not matter here."
     text = (
-        f"Paper A orders the Schur blocks by modulus; a Schur form that only separates R from C (scipy's partition) "
-        f"gives the same T_C→R (difference {cr:.0e}) but changes the T_RR and T_CC that an ablation zeroes by "
-        f"{rr:.3f} and {cc:.3f} of ‖W‖: ablating T_RR or T_CC depends on the order inside each sector, which the paper "
-        "fixes without saying that it matters."
+        f"Paper A orders the Schur blocks by modulus. A Schur form that only separates R from C (scipy's partition) "
+        f"gives {same_cr} (difference {cr:.0e} of ‖W‖), and differs in T_RR by {rr:.3f} and in T_CC by {cc:.3f} of "
+        f"‖W‖; against the round-off line ({tiny:g}) it " + tail
     )
-    return Finding("T_RR and T_CC ablations depend on the order inside each sector", text, "schur_coordinates.html")
+    title = (f"{' and '.join(moved)} ablations depend on the order inside each sector" if moved
+             else "The order inside each sector does not matter")  # fmt: skip
+    return Finding(title, text, "schur_coordinates.html")
 
 
 def _trivial_rr(v: Mapping[str, Any]) -> Finding:
     mass, lo, hi = v["task_flipflop::mass_RR"], v["task_flipflop::nR_min"], v["task_flipflop::nR_max"]
     small = mass < line("negligible_mass")
-    what = "less than the book's negligible mass" if small else "a non-negligible share"
+    what = "less than" if small else "at least"
     text = (
-        f"On the 3-bit flip-flop, removing T_RR takes {mass:.4f} of the Schur form on average ({what}, "
-        f"{line('negligible_mass'):g}): R holds {lo} to {hi} eigenvalues, so T_RR has almost no entries."
-        + (" Its harmlessness is then close to trivial." if small else "")
+        f"On the 3-bit flip-flop, removing T_RR takes {mass:.4f} of the Schur form on average, {what} the book's "
+        f"negligible mass ({line('negligible_mass'):g}); R holds {lo} to {hi} eigenvalues."
+        + (" That T_RR can be removed there says little: there is almost nothing to remove." if small else "")
     )
-    return Finding("Flip-flop's harmless T_RR removes almost nothing", text, "task_flipflop.html")
+    title = "Flip-flop's harmless T_RR " + ("removes almost nothing" if small else "removes a real share of the form")
+    return Finding(title, text, "task_flipflop.html")
 
 
-#: The findings beyond the papers, each a rule on glued values.
+#: The findings beyond the papers: each a rule on the glued values of one chapter (the link's).
 BEYOND: tuple[Callable[[Mapping[str, Any]], Finding], ...] = (
     _split_straddles, _gauge, _screen, _sector_order, _trivial_rr,
 )  # fmt: skip
+#: The chapter whose values each rule reads.
+SOURCES = {
+    _split_straddles: "task_context",
+    _gauge: "annulus",
+    _screen: "two_lenses",
+    _sector_order: "schur_coordinates",
+    _trivial_rr: "task_flipflop",
+}
+
+
+def executed(values: Mapping[str, Any], chapter: str) -> bool:
+    """Whether ``values`` (``{"<chapter>::<name>": value}``) hold anything of ``chapter``."""
+    return any(key.startswith(f"{chapter}::") for key in values)
 
 
 def beyond(values: Mapping[str, Any]) -> list[Finding]:
-    """Every finding of :data:`BEYOND` whose chapters were executed (a rule whose values are missing is left out)."""
-    out = []
-    for rule in BEYOND:
-        try:
-            out.append(rule(values))
-        except KeyError:
-            continue
-    return out
+    """Every finding of :data:`BEYOND` whose chapter was executed; a value missing from an executed chapter is an
+    error (KeyError naming it), not a finding left out."""
+    return [rule(values) for rule in BEYOND if executed(values, SOURCES[rule])]
 
 
 def beyond_table(found: Sequence[Finding]) -> Table:
@@ -257,8 +295,12 @@ def ledger_table(answers: Sequence[Mapping[str, Any]], titles: Mapping[str, str]
         book = {s: questions.find(mine, question, s) for s in subjects}
         said = "; ".join(f"{SUBJECTS.get(s, s)}: {questions.phrase(book[s])}" for s in subjects)
         ledgers = {b["chapter"] for b in book.values() if b is not None}
-        same = sorted({title(a["chapter"]) for a in mine if a["own_criterion"] is None and a["chapter"] not in ledgers})
+        alike = [a for a in mine if a["own_criterion"] is None and a["chapter"] not in ledgers]
+        agree = [questions.phrase(a) == questions.phrase(book[a["subject"]]) for a in alike]
+        same = sorted({title(a["chapter"]) for a, ok in zip(alike, agree, strict=True) if ok})
         others = [f"the same answers in {', '.join(same)}"] if same else []
+        others += [f"{title(a['chapter'])} on {a['subject']}: {questions.phrase(a)}"
+                   for a, ok in zip(alike, agree, strict=True) if not ok]  # fmt: skip
         others += [
             f"{title(a['chapter'])}, by {a['own_criterion']}: {questions.phrase(a)}"
             for a in mine

@@ -111,6 +111,9 @@ def answer(
     (default: the question's own). ``own_criterion``: the chapter's criterion in words where it deliberately differs
     from the ledger's, with ``ledger_answer`` (the ledger's record, from :func:`find`) shown beside."""
     q = _question(question)
+    if per_solution is not None and holds is not None:
+        raise ValueError(f"{question} on {subject}: pass per_solution (a statement about solutions) or holds (one "
+                         "computation), not both")  # fmt: skip
     used = dict(q.thresholds() if used is None else used)
     unknown = sorted(set(used) - set(LINES))
     if unknown:
@@ -171,18 +174,27 @@ def reconcile(answers: Iterable[Mapping[str, Any]]) -> list[str]:
     - an answer under the ledger's criterion whose thresholds differ from the question's lines;
     - an answer under its own criterion that does not carry the ledger's answer, or carries one that is not the
       ledger's;
-    - two answers on one subject under the ledger's criterion with different verdicts."""
+    - two answers on one subject under the ledger's criterion that differ (verdict, or k of n: they count the same
+      solutions), or one chapter that answers twice.
+
+    The orthogonality of c* and b* has one chapter per network; its one criterion is one function
+    (``lib.paper_b.relations.realised_cosine_bound``), which both networks' claims call."""
     answers = [dict(a) for a in answers]
     problems = []
     verdicts: dict[tuple[str, str], dict[str, str]] = {}
+    seen = set()
     for a in answers:
         q = _question(a["question"])
         where = f"{a['chapter']}: {a['question']} on {a['subject']!s}"
+        key = (a["chapter"], a["question"], a["subject"], a["own_criterion"])
+        if key in seen:
+            problems.append(f"{where} is answered twice")
+        seen.add(key)
         if a["own_criterion"] is None:
             expected = q.thresholds()
             if a["used"] != expected:
                 problems.append(f"{where} uses {a['used']} where the ledger's criterion is {expected}")
-            verdicts.setdefault((a["question"], a["subject"]), {})[a["chapter"]] = a["verdict"]
+            verdicts.setdefault((a["question"], a["subject"]), {})[a["chapter"]] = phrase(a)
         else:
             ledger = find(answers, a["question"], a["subject"])
             shown = a["ledger_answer"]
