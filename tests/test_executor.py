@@ -198,6 +198,10 @@ def test_kill_marked_ends_every_marked_process():
     env = dict(os.environ, **{processes.MARKER_VAR: marker})
     procs = [subprocess.Popen(["sleep", "60"], env=env, start_new_session=True) for _ in range(2)]
     try:
+        # a child shows its own environment only once it has exec'd: wait for that, not for a fixed time
+        deadline = time.monotonic() + 10
+        while set(processes.marked_processes(marker)) != {p.pid for p in procs} and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert set(processes.marked_processes(marker)) == {p.pid for p in procs}
         assert processes.kill_marked(marker) == []
         for p in procs:

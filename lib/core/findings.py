@@ -7,7 +7,7 @@ rule on the computed numbers, written here before the numbers, and the page show
 
 - :func:`central_table`: each paper's central claims, one line each, the verdict and the number that decides it.
 - :func:`beyond`: what the book found that the papers did not say, each a computed statement with its link.
-- :func:`ledger_table`: one answer per question, and each chapter's own criterion beside it.
+- the ledger of questions several chapters answer is ``lib.core.questions`` (``ledger_table``).
 
 Every claim whose value differs from the paper's, with the cause the book tested or "unexplained", is
 ``lib.core.discrepancies``.
@@ -22,7 +22,6 @@ from typing import Any
 
 from IPython.display import Markdown
 
-from lib.core import questions
 from lib.core.lines import line
 from lib.core.scorecard import SHORT, badge
 from lib.core.tables import Link, Table, as_myst
@@ -276,50 +275,3 @@ def beyond_table(found: Sequence[Finding]) -> Table:
     """The findings as a table: what, the computed statement (linked to where it is shown)."""
     rows = tuple((Link(f.title, f.href), f.text) for f in found)
     return Table(("finding", "what the chapters computed"), rows)
-
-
-#: Subjects of the questions in words, where their names are not (``lib.core.questions.answer``'s ``subject``).
-SUBJECTS = {"copy": "the copy task", "annulus": "the annulus", "mexican_hat": "the Mexican hat"}
-
-
-def ledger_table(answers: Sequence[Mapping[str, Any]], titles: Mapping[str, str] | None = None) -> Table:
-    """One row per question: the book's answer on each subject (its ledger chapter's), the chapters that give the
-    same answers by the same criterion, and every other chapter's answer by its own criterion, side by side.
-    ``titles``: chapter stem → title (the stems themselves otherwise)."""
-    titles = titles or {}
-    title = lambda stem: titles.get(stem, stem)  # noqa: E731
-    rows = []
-    for question in dict.fromkeys(a["question"] for a in answers):
-        mine = [a for a in answers if a["question"] == question]
-        subjects = list(dict.fromkeys(a["subject"] for a in mine))
-        book = {s: questions.find(mine, question, s) for s in subjects}
-        said = "; ".join(f"{SUBJECTS.get(s, s)}: {questions.phrase(book[s])}" for s in subjects)
-        ledgers = {b["chapter"] for b in book.values() if b is not None}
-        alike = [a for a in mine if a["own_criterion"] is None and a["chapter"] not in ledgers]
-        agree = [questions.phrase(a) == questions.phrase(book[a["subject"]]) for a in alike]
-        same = sorted({title(a["chapter"]) for a, ok in zip(alike, agree, strict=True) if ok})
-        others = [f"the same answers in {', '.join(same)}"] if same else []
-        others += [f"{title(a['chapter'])} on {a['subject']}: {questions.phrase(a)}"
-                   for a, ok in zip(alike, agree, strict=True) if not ok]  # fmt: skip
-        others += [
-            f"{title(a['chapter'])}, by {a['own_criterion']}: {questions.phrase(a)}"
-            for a in mine
-            if a["own_criterion"] is not None
-        ]
-        rows.append((questions.QUESTIONS[question].asks, said, "; ".join(others) or "—"))
-    return Table(("question", "the book's answer", "other chapters"), tuple(rows))
-
-
-def problems_table(problems: Sequence[str]) -> Table | None:
-    """Where the chapters disagree on a question (``lib.core.questions.reconcile``); ``None`` (nothing shown) when
-    they agree."""
-    return Table(("where the chapters disagree",), tuple((p,) for p in problems)) if problems else None
-
-
-def criteria_table() -> Table:
-    """Each question's one criterion, with the lines it uses and their values."""
-    rows = []
-    for q in questions.QUESTIONS.values():
-        used = ", ".join(f"{n.replace('_', ' ')} = {line(n):g}" for n in q.lines) or "—"
-        rows.append((q.asks, q.criterion, used))
-    return Table(("question", "the one criterion", "its lines"), tuple(rows))

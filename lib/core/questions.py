@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lib.core.lines import LINES, line
+from lib.core.tables import Table
 from lib.core.verdicts import decide_share
 
 #: The glue name of a chapter's answers (a JSON list of :func:`answer` records).
@@ -209,3 +210,50 @@ def reconcile(answers: Iterable[Mapping[str, Any]]) -> list[str]:
             said = ", ".join(f"{c} says {v}" for c, v in sorted(by_chapter.items()))
             problems.append(f"{question} on {subject}: the chapters disagree ({said})")
     return problems
+
+
+#: Subjects of the questions in words, where their names are not (:func:`answer`'s ``subject``).
+SUBJECTS = {"copy": "the copy task", "annulus": "the annulus", "mexican_hat": "the Mexican hat"}
+
+
+def ledger_table(answers: Sequence[Mapping[str, Any]], titles: Mapping[str, str] | None = None) -> Table:
+    """One row per question: the book's answer on each subject (its ledger chapter's), the chapters that give the
+    same answers by the same criterion, and every other chapter's answer by its own criterion, side by side.
+    ``titles``: chapter stem → title (the stems themselves otherwise)."""
+    titles = titles or {}
+    title = lambda stem: titles.get(stem, stem)  # noqa: E731
+    rows = []
+    for question in dict.fromkeys(a["question"] for a in answers):
+        mine = [a for a in answers if a["question"] == question]
+        subjects = list(dict.fromkeys(a["subject"] for a in mine))
+        book = {s: find(mine, question, s) for s in subjects}
+        said = "; ".join(f"{SUBJECTS.get(s, s)}: {phrase(book[s])}" for s in subjects)
+        ledgers = {b["chapter"] for b in book.values() if b is not None}
+        alike = [a for a in mine if a["own_criterion"] is None and a["chapter"] not in ledgers]
+        agree = [phrase(a) == phrase(book[a["subject"]]) for a in alike]
+        same = sorted({title(a["chapter"]) for a, ok in zip(alike, agree, strict=True) if ok})
+        others = [f"the same answers in {', '.join(same)}"] if same else []
+        others += [f"{title(a['chapter'])} on {a['subject']}: {phrase(a)}"
+                   for a, ok in zip(alike, agree, strict=True) if not ok]  # fmt: skip
+        others += [
+            f"{title(a['chapter'])}, by {a['own_criterion']}: {phrase(a)}"
+            for a in mine
+            if a["own_criterion"] is not None
+        ]
+        rows.append((QUESTIONS[question].asks, said, "; ".join(others) or "—"))
+    return Table(("question", "the book's answer", "other chapters"), tuple(rows))
+
+
+def problems_table(problems: Sequence[str]) -> Table | None:
+    """Where the chapters disagree on a question (``lib.core.reconcile``); ``None`` (nothing shown) when
+    they agree."""
+    return Table(("where the chapters disagree",), tuple((p,) for p in problems)) if problems else None
+
+
+def criteria_table() -> Table:
+    """Each question's one criterion, with the lines it uses and their values."""
+    rows = []
+    for q in QUESTIONS.values():
+        used = ", ".join(f"{n.replace('_', ' ')} = {line(n):g}" for n in q.lines) or "—"
+        rows.append((q.asks, q.criterion, used))
+    return Table(("question", "the one criterion", "its lines"), tuple(rows))
