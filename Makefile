@@ -21,10 +21,11 @@ help:
 	@sed -n '1,7p' Makefile
 
 venv: $(STAMP)
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-neurogym.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-neurogym.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" > /dev/null
 	touch $@
@@ -32,7 +33,10 @@ $(STAMP): requirements.txt pyproject.toml
 execute: $(STAMP)
 	$(PY) -m bookrun --jobs $(JOBS)
 
-JB_BUILD = $(VENV)/bin/jupyter-book build _build/executed --config "$(CURDIR)/_config.yml" \
+# Every tool runs as "$(PY) -m" or "$(PY) -c", never through a script of .venv/bin, whose first line names the absolute
+# path of the interpreter it was installed with: a moved or copied checkout builds with its own environment.
+JB     := $(PY) -c "import sys; from jupyter_book.cli.main import main; sys.exit(main())"
+JB_BUILD = $(JB) build _build/executed --config "$(CURDIR)/_config.yml" \
 	--toc "$(CURDIR)/_toc.yml" --path-output "$(CURDIR)" --warningiserror --keep-going
 
 book: html
@@ -57,15 +61,15 @@ dist: html pdf
 	$(PY) -m bookrun.dist --out dist
 
 unit: $(STAMP)
-	$(PINNED) $(VENV)/bin/pytest -m "not results and not browser" tests
+	$(PINNED) $(PY) -m pytest -m "not results and not browser" tests
 
 results: execute
-	$(PINNED) $(VENV)/bin/pytest -m results tests
+	$(PINNED) $(PY) -m pytest -m results tests
 
 # $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off);
 # the longest re-executions first (bookrun.nbval_order), so the two workers finish together
 nbval: execute
-	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(PINNED) $(VENV)/bin/pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(PINNED) $(PY) -m pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
 		-n $(JOBS) --dist loadfile --no-loadscope-reorder -p bookrun.nbval_order -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)
@@ -73,13 +77,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 browser: html pdf
-	$(PINNED) $(VENV)/bin/pytest -m browser tests/browser
+	$(PINNED) $(PY) -m pytest -m browser tests/browser
 
 test: execute html
 	@if command -v chromium >/dev/null; then $(MAKE) --no-print-directory pdf; \
 	else echo "no chromium: the PDF and the browser test are skipped (apt-get install chromium poppler-utils)"; fi
 	$(VENV)/bin/ruff check .
-	$(PINNED) $(VENV)/bin/pytest -m "" -n $(JOBS) tests
+	$(PINNED) $(PY) -m pytest -m "" -n $(JOBS) tests
 	$(MAKE) --no-print-directory nbval
 
 # every benchmark but bench_book.py, which executes ten chapters cold and runs make test (make bench-book, ~20 min)

@@ -69,7 +69,8 @@ def publish_record(previous: dict | None, results: dict, claims: dict, verdicts:
         return {**record, "first": True}
     diff = reference.compare(results, claims, previous)
     by_chapter = {c: row["moved"] for c, row in diff["by_chapter"].items() if row["moved"]}
-    record["values"].update(moved=len(diff["moved"]), new=len(diff["new"]), removed=len(diff["missing"]),
+    added = len(diff["new"]) + len(diff.get("pending", []))  # a pending chapter's values are new when published
+    record["values"].update(moved=len(diff["moved"]), new=added, removed=len(diff["missing"]),
                             max_relative=diff["max_relative"], moved_by_chapter=by_chapter)  # fmt: skip
     record["claims"].update(changed=len(diff["claims_changed"]), verdicts_changed=verdicts)
     return record

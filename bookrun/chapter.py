@@ -19,7 +19,7 @@ from pathlib import Path
 from lib.core import arithmetic
 from lib.core.paths import REPO_ROOT, build_dir
 
-from . import fingerprints, timings
+from . import faults, fingerprints, timings
 from .child import _ANSI, CHILD_PAPERMILL
 from .processes import (
     MARKER_VAR,
@@ -91,6 +91,7 @@ class Job:
     run_dir: Path | None = None  # scratch: the run's folder; None for the book
     staging: Path | None = None  # scratch: the folder being written (renamed to run_dir on success)
     overrides: dict = field(default_factory=dict)
+    faults: list = field(default_factory=list)  # what the run recovered from (bookrun.faults)
     n_cells: int = 0
     started: float = 0.0
 
@@ -135,6 +136,7 @@ class Executor:
         self.active: set[str] = set()  # chapters between the start of run() and the end of their clean-up
         self.results_lock = threading.Lock()
         self.tag = build_tag(build)
+        self.faults = faults.Ledger()
 
     def run(self, job: Job) -> float:
         """Execute ``job``; on success replace its notebook and results; raise ChapterFailed or Interrupted."""
@@ -180,6 +182,7 @@ class Executor:
         # TMPDIR: the kernel's connection file and anything else temporary stays in tmp, removed with it
         env.update({MARKER_VAR: marker, "BOOK_EXECUTOR_PID": str(os.getpid()), "TMPDIR": str(tmp)})
         env["JUPYTER_RUNTIME_DIR"] = str(tmp)
+        env.update(faults.kernel_env(tmp))  # what it recovers from, and its warnings: to the terminal, not the page
         # the kernel's progress bars (lib.core.progress) go to a file beside the log, relayed to the terminal
         env["BOOK_PROGRESS"] = str(progress_path(job.log))
         job.log.parent.mkdir(parents=True, exist_ok=True)
@@ -198,6 +201,7 @@ class Executor:
                 self.procs[job.stem], self.markers[job.stem] = proc, marker
             code = proc.wait()
         elapsed = time.perf_counter() - job.started
+        job.faults = self.faults.read(job.stem, tmp)
         if code == 0 and executed.is_file():
             self._commit(job, executed, elapsed, fingerprints.imported_files(tmp), digests)
             if job.run_dir is None:  # the book's run: cold or warm (bookrun.timings)
@@ -267,6 +271,7 @@ class Executor:
                 "error": error,
                 "executed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "command": " ".join(sys.argv),
+                "faults": job.faults,
             },
         )
 

@@ -14,12 +14,16 @@ import sys
 from pathlib import Path
 
 from lib.core.paths import REPO_ROOT, build_dir
+from lib.core.settings import CHECKING
 
 from .manifest import ManifestError
 from .processes import cache_dir, kill_group, make_run_tmp
 
 CHECK_TIMEOUT = 300.0  # seconds the parameter check of all chapters may take
 CHILD_CHECK = "--check-values-child"  # the hidden mode of ``python -m bookrun`` that runs the checks
+#: What a validation cell raises for a value it refuses (``lib.core.params``: ValueError, TypeError; a task or file
+#: that is not there: LookupError, OSError). Any other error is left to the run, which reports it with its cell.
+REFUSALS = (ValueError, TypeError, LookupError, OSError)
 
 
 def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, str]:
@@ -36,8 +40,8 @@ def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path)
         )
         cmd = [sys.executable, "-m", "bookrun", CHILD_CHECK, str(spec), str(out)]
         proc = subprocess.Popen(
-            cmd, cwd=REPO_ROOT, env={**env, "MPLBACKEND": "Agg"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            cmd, cwd=REPO_ROOT, env={**env, "MPLBACKEND": "Agg", CHECKING: "1"}, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         try:
             output, _ = proc.communicate(timeout=CHECK_TIMEOUT)
@@ -72,8 +76,11 @@ def check_values_child(spec_path: str, out_path: str) -> int:
             for code in item["cells"]:
                 result = shell.run_cell(code, store_history=False, silent=True)
                 exc = result.error_before_exec or result.error_in_exec
-                if exc is not None:
+                if type(exc).__name__ == "CheckedOnly":  # lib.core.cache: the values passed; work would start
+                    break
+                if isinstance(exc, REFUSALS):
                     error = f"{type(exc).__name__}: {exc}"
+                if exc is not None:  # another error is not about the values: the run meets it, in its cell
                     break
         results[item["stem"]] = error
     Path(out_path).write_text(json.dumps(results))

@@ -25,6 +25,7 @@ def papermill_child(spec_path: str) -> int:
 
     die_with_parent()
     spec = json.loads(Path(spec_path).read_text())
+    own_kernel(Path(spec_path).parent)
     stopping: list[int] = []
 
     def stop(signum, frame):
@@ -58,6 +59,22 @@ def papermill_child(spec_path: str) -> int:
     if error:
         Path(spec["error"]).write_text(json.dumps(error))
     return code
+
+
+def own_kernel(folder: Path) -> None:
+    """Make the kernel ``python3`` this interpreter (a kernel spec in ``folder``, first on ``$JUPYTER_PATH``), not the
+    one a kernel spec installed elsewhere names: a checkout that is moved or copied runs its chapters with its own
+    environment, never with the absolute path of another one's (or a missing) interpreter."""
+    import os
+
+    spec_dir = folder / "jupyter" / "kernels" / "python3"
+    spec_dir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-Xfrozen_modules=off", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "Python 3", "language": "python", "metadata": {"debugger": True}}
+    (spec_dir / "kernel.json").write_text(json.dumps(kernel, indent=1))
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        [str(folder / "jupyter"), *[p for p in os.environ.get("JUPYTER_PATH", "").split(os.pathsep) if p]]
+    )
 
 
 def last_frame(traceback: list[str]) -> str | None:

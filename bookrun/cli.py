@@ -30,6 +30,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import shutil
 import sys
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from lib.core.paths import REPO_ROOT, build_dir
 
+from . import faults
 from .chapter import Job, kernel_env
 from .checks import check_environment, check_values
 from .fingerprints import stale_chapters
@@ -52,6 +54,9 @@ from .manifest import (
 )
 from .processes import NAME_RULE, Lock, cache_dir, clean_stale, lock_path, run_name, shown
 from .run import Run, execute
+
+#: The errors of a write that say the build folder cannot take it (a sentence, not a traceback).
+UNWRITABLE = {errno.EROFS, errno.ENOSPC, errno.EACCES, errno.EPERM, errno.EDQUOT, errno.ENOTDIR}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -147,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     check_environment(env)
     for line in clean_stale(build, cache_dir(env), out_root if scratch else None):
         print(f"  cleaned: {line}", flush=True)
+    # a notebook that cannot be read would stop any run that reads the book's tree: set aside, said at the end
+    set_aside = faults.set_aside_unreadable(build / "executed" / args.book_dir.name, list(manifest), build / "logs")
 
     jobs_for: dict[str, Job] = {}
     if scratch:
@@ -172,19 +179,18 @@ def main(argv: list[str] | None = None) -> int:
         for stem in selected:
             if not _scratch_stale(jobs_for[stem], stale.get(stem)):
                 del jobs_for[stem]
-        # every value the reader gave, before anything starts: each chapter's own validation cell, run on its own
-        refused = check_values(
-            {s: validation_cells(chapters[s]["source"], chapters[s]["parameters"]) for s in jobs_for},
-            env,
-            args.book_dir,
-        )
-        if refused:
-            raise ManifestError(
-                "\n".join(f"chapter {s!r} refuses its parameters: {msg}" for s, msg in refused.items())
-                + "\nnothing was executed"
-            )
     else:
         jobs_for = {s: job for s, job in jobs_for.items() if s in stale}
+    # every value of every chapter to run, before anything starts: each chapter's own validation cells (its
+    # parameters cell, the values given, and the cell that checks them), in one plain process; one line per refusal
+    refused = check_values(
+        {s: validation_cells(chapters[s]["source"], chapters[s]["parameters"]) for s in jobs_for}, env, args.book_dir
+    )
+    if refused:
+        raise ManifestError(
+            "\n".join(f"chapter {s!r} refuses its parameters: {msg}" for s, msg in refused.items())
+            + "\nnothing was executed"
+        )
 
     # one execution per book tree, one per scratch run: a second one is refused, not mixed in
     locks: list[Lock] = []
@@ -201,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         if not scratch:
             _copy_pages(args, manifest, out_dir)
         run = Run(manifest=manifest, selected=selected, jobs_for=jobs_for, reasons=stale, scratch=scratch,
-                  build=build, out_root=out_root, out_dir=out_dir, book_tree=book_tree, jobs=args.jobs)  # fmt: skip
+                  build=build, out_root=out_root, out_dir=out_dir, book_tree=book_tree, jobs=args.jobs,
+                  faults=set_aside)  # fmt: skip
         return execute(run)
     finally:
         for lock in locks:
@@ -259,6 +266,13 @@ def entry_point(argv: list[str] | None = None) -> int:
         return 0
     except ManifestError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the build folder cannot be written (read-only, full disk, not ours)
+        if exc.errno not in UNWRITABLE:
+            raise
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"error: cannot write{where}: {exc.strerror or exc}; the build folder {shown(build_dir())} must be "
+              "writable with free space (BOOK_BUILD_DIR names another)", file=sys.stderr)  # fmt: skip
         return 2
     except Interrupted as exc:  # before any chapter started: nothing to stop
         print(f"INTERRUPTED ({exc}): nothing was executed", file=sys.stderr)

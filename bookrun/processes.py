@@ -113,27 +113,63 @@ def replace_folder(new: Path, target: Path) -> None:
 
 
 class Lock:
-    """An exclusive ``flock`` on ``path`` (released by the kernel if this process dies); ManifestError if held."""
+    """An exclusive ``flock`` on ``path`` (released by the kernel if this process dies); ManifestError if held, or if
+    the lock file cannot be made (a read-only or full build folder). :meth:`release` removes the file: the lock is
+    taken only on a file still at ``path`` (one removed meanwhile by its holder is let go and made again)."""
 
     def __init__(self, path: Path, what: str):
         import fcntl
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.fh = open(path, "a+")  # noqa: SIM115 - held until release()
+        self.path = path
         try:
-            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            while True:
+                self.fh = open(path, "a+")  # noqa: SIM115 - held until release()
+                try:
+                    fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    self.fh.seek(0)
+                    holder = self.fh.read().strip() or "?"
+                    self.fh.close()
+                    busy = f"{what} is being executed by another process (pid {holder}); wait for it"
+                    raise ManifestError(busy) from None
+                if _same_file(self.fh, path):
+                    break
+                self.fh.close()  # its holder removed it on release: lock the one at path now
             self.fh.seek(0)
-            holder = self.fh.read().strip() or "?"
-            self.fh.close()
-            raise ManifestError(f"{what} is being executed by another process (pid {holder}); wait for it") from None
-        self.fh.seek(0)
-        self.fh.truncate()
-        self.fh.write(str(os.getpid()))
-        self.fh.flush()
+            self.fh.truncate()
+            self.fh.write(str(os.getpid()))
+            self.fh.flush()
+        except OSError as exc:
+            raise ManifestError(
+                f"cannot make the lock file {shown(path)} ({exc.strerror or exc}): the build folder must be writable "
+                "with free space (BOOK_BUILD_DIR names another)"
+            ) from None
 
     def release(self) -> None:
+        """Remove the lock file, then let the lock go (a waiting process then finds the file gone and makes one)."""
+        if self.fh.closed:
+            return
+        if _same_file(self.fh, self.path):
+            with contextlib.suppress(OSError):
+                self.path.unlink()
         self.fh.close()
+
+
+def _remove_if_free(path: Path) -> bool:
+    """Remove the lock file ``path`` if no process holds it (one left by an executor of before locks were removed)."""
+    try:
+        Lock(path, "").release()
+    except ManifestError:
+        return False
+    return not path.exists()
+
+
+def _same_file(fh, path: Path) -> bool:
+    try:
+        return os.path.samestat(os.fstat(fh.fileno()), os.stat(path))
+    except OSError:
+        return False
 
 
 def lock_path(build: Path, target: Path) -> Path:
@@ -231,6 +267,9 @@ def clean_stale(build: Path, cache: Path, scratch_root: Path | None) -> list[str
             shutil.rmtree(folder, ignore_errors=True)
             done.append(f"removed {shown(folder)}")
     done += [f"removed {shown(p)}" for p in paths.remove_stale_temporaries(cache)]
+    removed = sum(_remove_if_free(lock) for lock in (build / ".locks").glob("*.lock"))
+    if removed:
+        done.append(f"removed {removed} lock file(s) of finished runs from {shown(build / '.locks')}")
     if scratch_root is not None and scratch_root.is_dir():
         stale = re.compile(r"^\..+\.(?:partial|old)-(\d+)$")
         for folder in scratch_root.iterdir():

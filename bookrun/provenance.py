@@ -84,7 +84,9 @@ def section(build: Path) -> str:
     lines.append(f"This build {rule}. Of its {diff['compared']} glued values (the {diff['exempt']} timings aside), "
                  f"{diff['identical']} are identical to the published reference and {len(moved)} moved"
                  + (f", by at most {_number(diff['max_relative'])} relative" if moved else "")
-                 + f"; {len(diff['missing'])} are missing and {len(diff['new'])} new; "
+                 + f"; {len(diff['missing'])} are missing and {len(diff['new'])} new"
+                 + (f", and {len(diff['pending'])} belong to chapters not yet published" if diff.get("pending") else "")
+                 + "; "
                  + (f"the verdicts of {len(verdicts)} claim(s) moved." if verdicts
                     else "no claim's verdict moved."))  # fmt: skip
     if moved:

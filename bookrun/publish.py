@@ -68,7 +68,8 @@ def main(argv: list[str]) -> int:
         previous = None
     changes = verdict_changes(previous["claims"], claims) if previous is not None else []
     kept = {k: v for k, v in sorted(results.items()) if not reference.exempt(k)}
-    changed = previous is None or not reference.agrees(reference.compare(kept, claims, previous))
+    diff = None if previous is None else reference.compare(kept, claims, previous)
+    changed = diff is None or not reference.agrees(diff) or bool(diff["pending"])  # a pending chapter's first values
     why, version = args.why.strip(), release.version()
     if changed and not why:
         what = f"{len(changes)} verdicts change: {', '.join(c['claim'] for c in changes)}" if changes else "values"
@@ -89,6 +90,7 @@ def main(argv: list[str]) -> int:
     write_json_atomic(reference.PUBLISHED / "results.json", kept)
     write_json_atomic(reference.PUBLISHED / "claims.json", claims)
     write_json_atomic(reference.PUBLISHED / "provenance.json", provenance)
+    _clear_pending({k.split("::", 1)[0] for k in kept})
     print(f"published {len(kept)} values ({len(results) - len(kept)} timings left out) and {len(claims)} claims to "
           f"{shown(reference.PUBLISHED)}/")  # fmt: skip
     if previous is not None:
@@ -98,6 +100,19 @@ def main(argv: list[str]) -> int:
     if changed:
         print(f"logged in {shown(PUBLISHES)} under version {version}: run python -m bookrun.changelog")
     return 0
+
+
+def _clear_pending(published: set[str]) -> None:
+    """Drop from ``published/pending.json`` every chapter now published (the file goes when none is left)."""
+    path = reference.PUBLISHED / reference.PENDING
+    waiting = json.loads(path.read_text()) if path.is_file() else {}
+    left = {c: why for c, why in waiting.items() if c not in published}
+    if left == waiting:
+        return
+    if left:
+        write_json_atomic(path, left)
+    else:
+        path.unlink()
 
 
 def _log(path) -> list:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lib.core.paths import REPO_ROOT, atomic_write_bytes
@@ -35,6 +35,7 @@ class Run:
     out_dir: Path
     book_tree: Path
     jobs: int
+    faults: list[dict] = field(default_factory=list)  # what the executor recovered from before the chapters ran
 
 
 def execute(run: Run) -> int:
@@ -54,6 +55,7 @@ def execute(run: Run) -> int:
     workers = max(1, available_cpus() // max(1, min(run.jobs, len(todo))))
     results_path = None if run.scratch else run.out_root.parent / "results.json"
     executor = Executor(run.build, run.book_tree, results_path, list(run.manifest))
+    executor.faults.add("executor", run.faults)
     console = Console()
     relay = Relay(console, alone=len(todo) == 1)
     sub_manifest = {s: {**run.jobs_for[s].entry, "after": [d for d in run.jobs_for[s].entry["after"] if d in todo]}
@@ -92,6 +94,8 @@ def execute(run: Run) -> int:
         for stem in timings:
             job = run.jobs_for[stem]
             print(f"  run folder: {shown(job.run_dir)} (notebook.ipynb, run.log, parameters.json, results.json)")
+    for line in executor.faults.lines():
+        print(line, file=sys.stderr, flush=True)
     if interrupted is not None:
         kept = "earlier runs are unchanged" if run.scratch else "the previous notebooks and results.json are unchanged"
         print(f"INTERRUPTED ({interrupted}): stopped before finishing; {kept}", file=sys.stderr)

@@ -149,7 +149,7 @@ def test_trained_models_cache(tmp_path, monkeypatch):
     assert torch.equal(first["theta_init"], _init_theta())
     (entry,) = tmp_path.glob("annulus_mlp-*.pt")
     entry.write_bytes(b"garbage")
-    with pytest.warns(UserWarning, match="corrupt"):
+    with pytest.warns(UserWarning, match="cannot be read"):
         third = A.trained_models(SMALL)  # a corrupt cache file is reported, moved aside and recomputed
     assert not third["from_cache"] and torch.equal(third["wedge"]["theta"], first["wedge"]["theta"])
     assert len(list(tmp_path.glob("annulus_mlp-*.pt.corrupt-*"))) == 1

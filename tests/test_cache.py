@@ -40,7 +40,7 @@ def test_corrupt_entry_is_reported_moved_aside_and_recomputed(tmp_cache):
     calls = []
     path = cache.entry_path("demo", {"seed": 0}, code="c0")
     path.write_bytes(b"not a torch file")
-    with pytest.warns(UserWarning, match=r"demo-.*\.pt.* is corrupt.*moved aside to .*\.corrupt-"):
+    with pytest.warns(UserWarning, match=r"cached model cannot be read .*demo-.*\.pt\): moved aside to .*\.corrupt-"):
         payload, _, hit = cache.fetch("demo", {"seed": 0}, _compute(calls), code="c0")
     assert not hit and calls == [1] and torch.equal(payload["w"], torch.arange(3.0))
     aside = list(tmp_cache.glob(path.name + ".corrupt-*"))

@@ -132,6 +132,7 @@ STUDIES = {
     "two_lenses": ("lib.lenses.chapter", "LensStudy"),
     "paper_a_open": ("lib.paper_a.chapters.paper_a_open", "OpenStudy"),
     "schur_coordinates": ("lib.paper_a.chapters.schur_coordinates", "SchurExample"),
+    "your_network": ("lib.own_network.chapter", "OwnNetworkStudy"),
 }
 
 

@@ -181,3 +181,19 @@ def test_a_publish_is_logged_under_its_version_and_needs_a_reason(publishing, ca
         "C1", "reproduced", "undecided", release.version())  # fmt: skip
     assert publish.main([]) == 0, "publishing the same reference again needs no reason and logs nothing"
     assert len(json.loads((publishing / "published" / "publishes.json").read_text())) == 1
+
+
+def test_a_pending_chapter_is_published_logged_and_no_longer_pending(publishing):
+    (publishing / "CHANGELOG.md").write_text(f"## {release.version()} — unreleased\n")
+    stems = list(load_manifest(ROOT / "book"))
+    published = publishing / "published"
+    results = json.loads((published / "results.json").read_text())
+    (published / "results.json").write_text(json.dumps({k: v for k, v in results.items() if k != f"{stems[-1]}::x"}))
+    (published / "pending.json").write_text(json.dumps({stems[-1]: "added on an AMD CPU"}))
+    (publishing / "build" / "results.json").write_text(json.dumps(results))  # nothing moved: only the pending values
+    (publishing / "build" / "claims.json").write_text((published / "claims.json").read_text())
+    assert publish.main([]) == 2, "the pending chapter's first values are a change: they need a reason"
+    assert publish.main(["--why", "the new chapter, from a pinned build"]) == 0
+    assert not (published / "pending.json").exists()
+    (record,) = json.loads((published / "publishes.json").read_text())
+    assert record["why"] == "the new chapter, from a pinned build" and record["values"]["new"] == 1

@@ -119,7 +119,7 @@ def test_a_corrupt_part_is_reported_moved_aside_and_recomputed(tmp_path):
     (part,) = rt.ResultsTable(tmp_path / "t").parts()
     part.write_bytes(part.read_bytes()[:40])  # truncated
     CALLS.clear()
-    with pytest.warns(UserWarning, match=rf"{part.name} is corrupt .*moved aside to {part.name}\.corrupt-"):
+    with pytest.warns(UserWarning, match=rf"part cannot be read .*{part.name}\): moved aside to {part.name}\.corrupt-"):
         again = rt.sweep(measure, CONFIGS[:3], tmp_path / "t", workers=1, progress=False)
     assert again == first and len(CALLS) == 3
     assert len(list((tmp_path / "t").glob("*.corrupt-*"))) == 1

@@ -94,7 +94,7 @@ def test_corrupt_entry_is_reported_moved_aside_and_retrained(_cache):
     cfg = _tiny()
     path = train.cache_path(cfg)
     path.write_bytes(b"not a torch file")
-    with pytest.warns(UserWarning, match=r"paper_a_rnn-.* is corrupt.*moved aside"):
+    with pytest.warns(UserWarning, match=r"cannot be read .*paper_a_rnn-.*moved aside"):
         r = train.load_or_train(cfg, progress=False)
     assert not r.from_cache and train.load_or_train(cfg, progress=False).from_cache
     (aside,) = _cache.glob(path.name + ".corrupt-*")
@@ -218,7 +218,7 @@ def test_load_or_train_many_rejects_bad_input_and_retrains_a_corrupt_entry(_cach
     path = train.cache_path(_tiny())
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"not a checkpoint")
-    with pytest.warns(UserWarning, match="is corrupt.*moved aside"):
+    with pytest.warns(UserWarning, match="cannot be read.*moved aside"):
         (r,) = train.load_or_train_many([_tiny()], workers=1, progress=False)
     assert not r.from_cache and r.steps_run == 15
 

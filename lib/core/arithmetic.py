@@ -246,7 +246,10 @@ def signature() -> str:
     if not departures(state):
         return f"pinned-{PIN_VERSION}"
     relevant = {k: state[k] for k in ("mkl_branch", "aten_capability", "numpy_dispatch_off", "torch_threads")}
-    relevant["blas"] = [(p["architecture"], p["num_threads"]) for p in state["blas"]]
+    # as a sorted set: threadpoolctl lists the libraries in the order they were loaded, which is the order of the
+    # process's imports (a kernel that imports torch first lists libgomp first), not a property of the arithmetic
+    blas = {(p["internal_api"], p["architecture"], p["num_threads"]) for p in state["blas"]}
+    relevant["blas"] = sorted(blas, key=str)
     relevant["cpu"] = cpu()
     return "native-" + hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:12]
 

@@ -4,8 +4,10 @@ Every trained model of the book goes through :func:`fetch`: its file is ``cache_
 a hash of the configuration, a fingerprint of the code that decides what the configuration computes
 (:func:`fingerprint`: its syntax, not its comments), the versions of torch and numpy and the arithmetic in force
 (:mod:`lib.core.arithmetic`). One corruption policy for all: an entry that cannot be read back is reported (a
-warning naming the file and why), moved aside to ``<name>.corrupt-<time>`` for inspection, and recomputed; it is never
-deleted silently and never used. Writes go to a temporary file and an atomic rename; loads use
+fault naming the file and why, :func:`lib.core.faults.report`: the terminal that ran the book shows it), moved aside to
+``<name>.corrupt-<time>`` for inspection, and recomputed; it is never deleted silently and never used. Nothing
+poisoned is written: an entry whose named parts (``finite=``: weights, losses) hold nan or inf is refused
+(:class:`PoisonedEntryError`, naming the configuration). Writes go to a temporary file and an atomic rename; loads use
 ``torch.load(..., weights_only=True)``.
 
 A temporary file is named ``.<name>.<pid>.<random>.tmp`` after the process writing it, so one left behind by a killed
@@ -17,10 +19,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import os
 import tempfile  # noqa: F401 - tests patch cache.tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -29,7 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from lib.core import arithmetic
+from lib.core import arithmetic, faults, settings
 from lib.core.paths import (  # noqa: F401 - part of this API
     _temporary,
     atomic_write_bytes,
@@ -41,6 +43,16 @@ from lib.core.paths import (  # noqa: F401 - part of this API
 
 class CorruptCheckpointError(RuntimeError):
     """A checkpoint exists but cannot be read back (truncated, not a torch file, wrong content)."""
+
+
+class CheckedOnly(Exception):
+    """Raised where a model would be computed in the executor's up-front check of a chapter's values
+    (:func:`lib.core.settings.checking`): the values passed, and the check stops before any work (the chapter's
+    validation cell is meant to validate only; one that goes on to train is stopped here, not run twice)."""
+
+
+class PoisonedEntryError(ValueError):
+    """A computed entry holds nan or inf where it must be finite (a diverged training): it is never cached."""
 
 
 def config_hash(config: Any) -> str:
@@ -153,24 +165,64 @@ def read(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any] | None:
             where = f"moved aside to {aside.name}"
         except OSError as move_error:  # read-only cache: recompute without replacing it
             where = f"left in place (cannot move it: {move_error.strerror})"
-        warnings.warn(f"{exc.args[0].split(':')[0]} is corrupt ({_short(exc)}); {where}; recomputing", stacklevel=3)
+        faults.report(f"cached model cannot be read ({_short(exc)})", file=path, action=f"{where}; recomputed")
         return None
 
 
+def check_finite(payload: dict[str, Any], entries: Iterable[str], *, what: str) -> None:
+    """Refuse ``payload`` (:class:`PoisonedEntryError`) if one of its ``entries`` (tensors, numbers, or dicts and
+    lists of them) holds nan or inf; ``what`` names the computation in the message (e.g. the task and seed)."""
+    bad = [name for name in entries if not _all_finite(payload.get(name))]
+    if bad:
+        raise PoisonedEntryError(
+            f"{what}: {', '.join(repr(b) for b in bad)} hold(s) non-finite values (nan or inf), so it is not cached; "
+            "the training diverged or its data holds nan: check the task's targets and the learning rate"
+        )
+
+
+def _all_finite(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return not value.is_floating_point() or bool(torch.isfinite(value).all())
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind not in "fc" or bool(np.isfinite(value).all())
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_all_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_all_finite(v) for v in value)
+    return True
+
+
+def describe(kind: str, config: Any) -> str:
+    """The computation of ``config`` in a message: its kind and, where it has them, its task and seed."""
+    named = {k: config[k] for k in ("task", "seed") if isinstance(config, dict) and k in config}
+    return " ".join([f"{kind} model", *(f"{k}={v!r}" for k, v in named.items())])
+
+
 def fetch(
-    kind: str, config: Any, compute: Callable[[], dict[str, Any]], *, code: str, required: tuple[str, ...] = ()
+    kind: str,
+    config: Any,
+    compute: Callable[[], dict[str, Any]],
+    *,
+    code: str,
+    required: tuple[str, ...] = (),
+    finite: tuple[str, ...] = (),
 ) -> tuple[dict[str, Any], Path, bool]:
     """``(payload, path, from_cache)``: the cached payload of ``config``, or ``compute()`` saved atomically first.
 
     ``compute`` runs only when the entry is missing or corrupt; the cache folder is checked writable before it runs
-    (not after an hour of training).
+    (not after an hour of training), and its ``finite`` entries are checked (:func:`check_finite`) before it is saved.
     """
     path = entry_path(kind, config, code=code)
     payload = read(path, required)
     if payload is not None:
         return payload, path, True
+    if settings.checking():
+        raise CheckedOnly(f"{describe(kind, config)} would be computed here")
     ensure_writable(path.parent, "model cache")
     payload = compute()
+    check_finite(payload, finite, what=describe(kind, config))
     save_checkpoint(path, payload)
     return payload, path, False
 

@@ -21,6 +21,10 @@ from lib.core.paths import REPO_ROOT
 #: Where the reference lives (committed).
 PUBLISHED = REPO_ROOT / "published"
 FILES = ("results.json", "claims.json", "provenance.json")
+#: Chapters added since the last publish, awaiting a pinned build (``published/pending.json``: chapter → why, written
+#: by hand with the chapter; ``make publish`` removes each chapter it publishes). Their values are listed as
+#: ``pending``, not ``new``: every published value is still required bit for bit.
+PENDING = "pending.json"
 
 #: The one rule for exempt values: a glued name that states a duration (wall-clock seconds or minutes of this run).
 #: Nothing else is exempt: a number of the science that differs is a difference.
@@ -38,7 +42,9 @@ def load(folder: Path = PUBLISHED) -> dict[str, Any]:
     if missing:
         raise FileNotFoundError(f"the published reference lacks {missing} in {folder}: run `make publish` on a "
                                 "pinned build (see the README)")  # fmt: skip
-    return {name.removesuffix(".json"): json.loads((Path(folder) / name).read_text()) for name in FILES}
+    loaded = {name.removesuffix(".json"): json.loads((Path(folder) / name).read_text()) for name in FILES}
+    pending = Path(folder) / PENDING
+    return {**loaded, "pending": json.loads(pending.read_text()) if pending.is_file() else {}}
 
 
 def relative_difference(a: Any, b: Any) -> float | None:
@@ -68,12 +74,14 @@ def compare(results: dict[str, Any], claims: dict[str, dict], reference: dict[st
 
     Returns ``{"compared", "identical", "exempt", "moved", "missing", "new", "by_chapter", "max_relative",
     "verdicts_moved", "claims_changed"}``: ``moved`` lists ``{"key", "published", "built", "relative"}`` in key order,
-    ``missing`` the published keys the build lacks, ``new`` the built keys the reference lacks, ``by_chapter``
+    ``missing`` the published keys the build lacks, ``new`` the built keys the reference lacks (but those of a chapter
+    awaiting publication, :data:`PENDING`, listed as ``pending``), ``by_chapter``
     ``{chapter: {"compared", "moved"}}``, ``verdicts_moved`` ``{"claim", "chapter", "published", "built"}`` for each
     claim whose verdict differs and ``claims_changed`` the claims whose record differs in any field.
     """
     built = {k: v for k, v in results.items() if not exempt(k)}
     published = reference["results"]
+    added, waiting = sorted(set(built) - set(published)), reference.get("pending", {})
     common = sorted(set(built) & set(published))
     moved = [
         {"key": k, "published": p, "built": b, "relative": relative_difference(p, b)}
@@ -99,7 +107,8 @@ def compare(results: dict[str, Any], claims: dict[str, dict], reference: dict[st
         "exempt": sum(exempt(k) for k in results),
         "moved": moved,
         "missing": sorted(set(published) - set(built)),
-        "new": sorted(set(built) - set(published)),
+        "new": [k for k in added if k.split("::", 1)[0] not in waiting],
+        "pending": [k for k in added if k.split("::", 1)[0] in waiting],
         "by_chapter": dict(sorted(by_chapter.items())),
         "max_relative": max(finite, default=0.0),
         "verdicts_moved": verdicts_moved,
@@ -118,6 +127,7 @@ def summary(diff: dict[str, Any], first: int = 10) -> str:
         f"{diff['identical']} of {diff['compared']} values identical to the published reference, "
         f"{len(diff['moved'])} moved (largest relative difference {diff['max_relative']:.3g}), "
         f"{len(diff['missing'])} missing, {len(diff['new'])} new; {len(diff['verdicts_moved'])} verdict(s) moved"
+        + (f"; {len(diff['pending'])} of chapters awaiting publication" if diff.get("pending") else "")
     ]
     for m in diff["moved"][:first]:
         rel = "text" if m["relative"] is None else f"relative {m['relative']:.3g}"

@@ -7,7 +7,7 @@ to a fingerprint of the code that computes it, so a row computed by other code i
 moment leaves whole rows or none, never a torn file. Two processes appending to one table do not overwrite each
 other; a key written twice counts once (the last). :meth:`ResultsTable.compact` merges the parts into one.
 
-The corruption policy is :mod:`lib.core.cache`'s: a part that cannot be read back is reported (a warning naming the
+The corruption policy is :mod:`lib.core.cache`'s: a part that cannot be read back is reported (a fault naming the
 file and why), moved aside to ``<name>.corrupt-<time>-<pid>`` and its jobs are computed again; it is never deleted
 silently and never used.
 
@@ -24,7 +24,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lib.core import arithmetic, engine
+from lib.core import arithmetic, engine, faults
 from lib.core.cache import atomic_write_bytes, config_hash, fingerprint
 from lib.core.paths import ensure_writable, remove_stale_temporaries
 
@@ -108,7 +107,11 @@ class ResultsTable:
         try:
             merged = pa.concat_tables(tables, promote_options="permissive")
         except (pa.ArrowException, TypeError) as exc:  # a column whose type changed between parts: keep the parts
-            warnings.warn(f"{self} is not compacted: its parts do not share a schema ({exc})", stacklevel=2)
+            faults.report(
+                f"results table is not compacted: its parts do not share a schema ({exc})",
+                file=self.path,
+                action="its parts are kept as they are",
+            )
             return None
         keys = merged.column("key").to_pylist()
         last = {key: i for i, key in enumerate(keys)}
@@ -144,7 +147,7 @@ def _load(part: Path, columns: list[str] | None = None) -> pa.Table | None:
             where = f"moved aside to {aside.name}"
         except OSError as move_error:
             where = f"left in place (cannot move it: {move_error.strerror})"
-        warnings.warn(f"results table part {part} is corrupt ({exc}); {where}; its jobs run again", stacklevel=3)
+        faults.report(f"results table part cannot be read ({exc})", file=part, action=f"{where}; its jobs ran again")
         return None
 
 
@@ -208,7 +211,9 @@ def sweep(
     rows = {row["key"]: row for row in table.read()}
     missing = [key for key in keys if key not in rows]
     if missing:
-        raise RuntimeError(f"{table} lost the rows {missing[:3]} while the sweep ran (see the warnings above)")
+        raise RuntimeError(
+            f"{table} lost the rows {missing[:3]} while the sweep ran (the faults listed at the end of the run say why)"
+        )
     return [{k: v for k, v in rows[key].items() if k not in RESERVED} for key in keys]
 
 

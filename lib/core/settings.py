@@ -14,6 +14,8 @@ BOOK_SCHEDULER      a Dask scheduler's address for those jobs (default: none, a 
 BOOK_PROGRESS       where progress bars go: ``notebook`` (default), ``off`` or an absolute file path
 BOOK_ARITHMETIC     the floating-point arithmetic: ``pinned`` (default) or ``native`` (:mod:`lib.core.arithmetic`)
 BOOK_TASK_MODULES   the reader's task modules this process loaded, inherited by the processes it starts
+BOOK_FAULTS         a file where a chapter's kernel and workers log what they recovered from (:mod:`lib.core.faults`)
+BOOK_CHECKING       ``1`` in the executor's up-front check of the values given (nothing is computed there)
 ==================  ==========================================================================================
 
 Kept free of heavy imports: the executor reads it before any chapter starts.
@@ -31,6 +33,8 @@ SCHEDULER = "BOOK_SCHEDULER"
 PROGRESS = "BOOK_PROGRESS"
 ARITHMETIC = "BOOK_ARITHMETIC"
 TASK_MODULES = "BOOK_TASK_MODULES"
+FAULTS = "BOOK_FAULTS"
+CHECKING = "BOOK_CHECKING"
 
 
 def variable(name: str) -> str | None:
@@ -82,3 +86,15 @@ def task_modules() -> list[str]:
 def add_task_module(path: str | os.PathLike) -> None:
     """Add ``path`` to ``$BOOK_TASK_MODULES`` (once), so that the processes this one starts load it too."""
     os.environ[TASK_MODULES] = os.pathsep.join(dict.fromkeys([*task_modules(), str(path)]))
+
+
+def faults_file() -> Path | None:
+    """``$BOOK_FAULTS`` as a path (set by the executor for every chapter it runs), ``None`` when unset or empty."""
+    value = os.environ.get(FAULTS, "").strip()
+    return Path(value) if value else None
+
+
+def checking() -> bool:
+    """Whether this process only checks a chapter's values (the executor's up-front check, before any kernel starts):
+    a computation that would start here stops instead (:class:`lib.core.cache.CheckedOnly`)."""
+    return os.environ.get(CHECKING, "").strip() == "1"

@@ -75,6 +75,7 @@ copy_config = COPY_TRAINING.config
 
 CACHE_KIND = "paper_a_rnn"  # cache files: <cache_dir>/paper_a_rnn-<key>.pt
 _REQUIRED = ("config", "weights", "params", "loss_history", "val_history", "steps_run", "train_seconds")
+_FINITE = ("weights", "params", "loss_history")  # a diverged model is never cached (lib.core.cache.check_finite)
 
 
 def code_fingerprint(task: str) -> str:
@@ -127,7 +128,9 @@ def _trained_payloads(configs: list[TrainConfig], progress: bool) -> list[dict[s
 def load_or_train(config: TrainConfig, progress: bool = True) -> TrainResult:
     """The cached model of ``config``, or one trained now and cached (also when the entry was corrupt)."""
     compute, code = lambda: _trained_payloads([config], progress)[0], code_fingerprint(config.task)
-    payload, path, from_cache = cache.fetch(CACHE_KIND, config.to_dict(), compute, code=code, required=_REQUIRED)
+    payload, path, from_cache = cache.fetch(
+        CACHE_KIND, config.to_dict(), compute, code=code, required=_REQUIRED, finite=_FINITE
+    )
     if from_cache and progress:
         progress_note(f"loaded from cache: {path.name} ({payload['steps_run']} steps)")
     return _result(config, payload, path, from_cache)
@@ -166,8 +169,16 @@ def load_or_train_many(
     here = where.runs_here(len(jobs))  # then the bar over steps; on a cluster one bar over the jobs
 
     def store(i: int, job: dict[str, Any], payloads: list[dict[str, Any]]) -> None:
+        poisoned = []
         for config, payload in zip(job["configs"], payloads, strict=True):
-            cache.save_checkpoint(cache_path(config), payload)
+            try:
+                cache.check_finite(payload, _FINITE, what=cache.describe(CACHE_KIND, config.to_dict()))
+            except cache.PoisonedEntryError as exc:
+                poisoned.append(exc)
+                continue
+            cache.save_checkpoint(cache_path(config), payload)  # its good siblings are kept
+        if poisoned:
+            raise poisoned[0]
 
     engine.run_jobs(
         _train_job,
@@ -185,5 +196,7 @@ def load_or_train_many(
     for path in missing:
         found[path] = cache.read(path, _REQUIRED)
         if found[path] is None:
-            raise RuntimeError(f"the model trained into {path} cannot be read back (see the warning above)")
+            raise RuntimeError(
+                f"the model trained into {path} cannot be read back (the faults listed at the end of the run say why)"
+            )
     return [_result(c, found[p], p, from_cache=p not in missing) for c, p in zip(configs, paths, strict=True)]

@@ -17,7 +17,7 @@ import torch
 
 from lib.core import devices, params
 from lib.paper_a import rnn
-from lib.paper_a.tasks import get_task
+from lib.paper_a.tasks import TaskBatchError, get_task
 
 #: Training precisions (TrainConfig.dtype) and their torch dtypes.
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -65,6 +65,8 @@ class TrainConfig:
         for name, values in (("task_params", self.task_params), ("stop_task_params", self.stop_task_params)):
             try:
                 spec.generate(1, seed=0, **{**self.task_params, **values})
+            except TaskBatchError:  # the task's own fault, whatever its parameters: said as it is
+                raise
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{name}={values!r} is not valid for task {self.task!r}: {exc}") from None
 

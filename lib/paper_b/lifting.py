@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from numbers import Real
 
 import torch
 from torch import Tensor
 
+from lib.core.params import value_text
 from lib.kernels.cpu_linalg import column_norms, symmetric_eigh, thin_svd, tn_gram
 
 TAU = 1e-3  # the paper's relative singular-value cutoff (eq. 23): the one default of every τ in paper B
@@ -31,6 +33,7 @@ GAUGES = ("sensitivity", "minnorm")
 METHODS = ("auto", "svd", "gram")
 GRAM_MIN_TAU = 1e-5  # "auto" uses the Gram route only for cutoffs at or above this
 CHOLESKY_MAX_COND = 1e6  # the gauge is solved by Cholesky of the r × r Gram AAᵀ up to this condition number, else QR
+UNIT_EXPONENT = 200  # a dense J (or D) whose largest entry lies outside about [2⁻²⁰⁰, 2²⁰⁰] is rescaled by 2ᵏ
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -115,6 +118,8 @@ def _check_matrix(J):
     if isinstance(J, Tensor):
         if J.ndim != 2:
             raise ValueError(f"J must be a 2-D tensor (rows, params); got shape {tuple(J.shape)}")
+        if J.is_complex():
+            raise TypeError(f"J must be real; got complex dtype {J.dtype}")
         return
     if not all(hasattr(J, a) for a in ("shape", "col_norms", "gram", "matmul", "rmatmul")):
         raise ValueError(f"J must be a 2-D tensor or a Jacobian operator; got {type(J).__name__}")
@@ -125,10 +130,25 @@ def _as_operator(J):
 
 
 def check_tau(tau: float) -> float:
-    """τ as a float, or ValueError: the cutoff must be a number in (0, 1)."""
-    if isinstance(tau, bool) or not isinstance(tau, (int, float)) or not 0 < tau < 1:
-        raise ValueError(f"tau={tau!r} must be a number in (0, 1)")
+    """τ as a float, or ValueError: the cutoff must be a real number in (0, 1) (a numpy scalar such as
+    ``np.float32(0.1)`` is accepted)."""
+    if isinstance(tau, bool) or not isinstance(tau, Real) or not 0 < tau < 1:
+        raise ValueError(f"tau={value_text(tau)} must be a number in (0, 1)")
     return float(tau)
+
+
+def _far_from_unit(v: float) -> bool:
+    return v == 0 or not math.isfinite(v) or abs(math.frexp(v)[1]) > UNIT_EXPONENT
+
+
+def _power_of_two_scale(x: Tensor) -> float:
+    """1.0, or the power of two 2ᵏ taking max|x| into [1/2, 1) when it lies outside about [2⁻²⁰⁰, 2²⁰⁰]: an exact
+    rescaling of a matrix so far from unit scale that its squares (column norms, Gram matrix) would under- or overflow
+    (a J·1e-200 would otherwise come out rank 0). 1.0 also for a zero or non-finite x."""
+    amax = float(torch.linalg.vector_norm(x, ord=math.inf)) if x.numel() else 0.0
+    if amax == 0 or not math.isfinite(amax) or not _far_from_unit(amax):
+        return 1.0
+    return math.ldexp(1.0, min(-math.frexp(amax)[1], 1023))
 
 
 def retained_rank(S: Tensor, tau: float) -> int:
@@ -150,6 +170,12 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
         method = "gram" if tau >= GRAM_MIN_TAU else "svd"
     op = _as_operator(J)
     col_norms = op.col_norms()
+    if isinstance(op, DenseJacobian) and _far_from_unit(float(col_norms.max()) if col_norms.numel() else 1.0):
+        scale = _power_of_two_scale(op.J)  # the ratios σ_k/σ₁, hence the rank, do not depend on the scale of J
+        if scale != 1.0:
+            out = truncated_svd(op.J * scale, tau=tau, method=method)
+            S, cols = out.singular_values / scale, out.col_norms / scale
+            return TruncatedSVD(out.U, out.S / scale, out.V, S, cols, out.method)
     m, p = op.shape
     if method == "svd":
         if not hasattr(op, "dense"):
@@ -217,18 +243,20 @@ def lift(
     ``truncated_svd``), "auto". Pass ``svd`` to reuse one decomposition for several targets.
     """
     _check_matrix(J)
+    if isinstance(target, Tensor) and target.is_complex():
+        raise TypeError(f"target must be real; got complex dtype {target.dtype}")
     if not isinstance(target, Tensor) or target.ndim != 1 or target.shape[0] != J.shape[0]:
         raise ValueError(
             f"target must be a 1-D tensor with {J.shape[0]} entries (one per row of J); "
             f"got {getattr(target, 'shape', type(target))}"
         )
-    check_tau(tau)
+    tau = check_tau(tau)
     if gauge not in GAUGES:
         raise ValueError(f"gauge={gauge!r} is not allowed; choose one of {list(GAUGES)}")
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not allowed; choose one of {list(METHODS)}")
     if not 0 <= dead_tol < 1:
-        raise ValueError(f"dead_tol={dead_tol!r} must be in [0, 1)")
+        raise ValueError(f"dead_tol={value_text(dead_tol)} must be in [0, 1)")
     if isinstance(J, Tensor):
         J = J.detach().to(torch.float64)
         # a finite sum proves every entry finite (one pass, no (M, p) mask); only an overflowing sum needs the mask
@@ -254,6 +282,8 @@ def lift(
         if gauge == "minnorm":
             coef = V @ alpha
         else:
+            scale = _power_of_two_scale(d)  # the gauge does not depend on the scale of D; keep D⁻¹ and AAᵀ in range
+            d = d * scale if scale != 1.0 else d
             dead = d <= dead_tol * d.max()
             n_dead = int(dead.sum())
             dinv = torch.where(dead, torch.zeros_like(d), 1.0 / torch.where(dead, torch.ones_like(d), d))

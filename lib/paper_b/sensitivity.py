@@ -9,12 +9,14 @@ direction through J is ``lib.paper_b.lifting``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from numbers import Integral
 
 import torch
 from torch import Tensor
 from torch.func import functional_call, jacrev, vmap
 
+from lib.core.params import value_text
 from lib.paper_b.lifting import _as_operator, _check_matrix
 
 # --------------------------------------------------------------------------------------------------------------
@@ -59,11 +61,20 @@ def jacobian(
     """Parameter Jacobian over probes, float64, shape (N·dim_y, p), via ``vmap(jacrev)`` (eq. 8, App. A.5).
 
     ``fn(params, x_bd)`` maps a batch of probes (B, d) to outputs (B,) or (B, dim_y) and must treat probes
-    independently; an ``nn.Module`` is accepted and called through ``functional_call``. Rows are probe-major,
-    columns follow ``flatten_params(params)``. ``chunk_size`` bounds the vmap batch (memory).
+    independently; an ``nn.Module`` is accepted and called through ``functional_call``, and then ``params`` must name
+    every one of its parameters (``module_params(module)``): a missing one is refused, not taken from the module.
+    Rows are probe-major, columns follow ``flatten_params(params)``. ``chunk_size`` bounds the vmap batch (memory).
     """
+    if not isinstance(params, Mapping) or not params:
+        raise TypeError(f"params must be a non-empty dict of tensors, got {type(params).__name__}")
     if isinstance(fn, torch.nn.Module):
         module = fn
+        missing = [name for name, _ in module.named_parameters() if name not in params]
+        if missing:
+            raise ValueError(
+                f"params lacks the module's parameters {missing}; pass all of them, e.g. module_params(module) "
+                "(the Jacobian would otherwise silently hold those at the module's own values and omit their columns)"
+            )
 
         def fn(p, x):  # noqa: F811 - deliberate rebinding to a functional wrapper
             return functional_call(module, p, (x,))
@@ -86,11 +97,22 @@ def jacobian(
     return torch.cat(blocks, dim=2).reshape(n * blocks[0].shape[1], -1)
 
 
+def _check_rows(J, dim_y) -> None:
+    """dim_y a positive integer, J non-empty with rows a multiple of dim_y."""
+    if isinstance(dim_y, bool) or not isinstance(dim_y, Integral):
+        raise TypeError(f"dim_y={value_text(dim_y)} must be a positive integer (outputs per probe)")
+    if dim_y < 1:
+        raise ValueError(f"dim_y={value_text(dim_y)} must be a positive integer (outputs per probe), at least 1")
+    if J.shape[0] == 0 or J.shape[1] == 0:
+        raise ValueError(f"J is empty (shape {tuple(J.shape)}); it needs at least one row and one column")
+    if J.shape[0] % dim_y:
+        raise ValueError(f"J has {J.shape[0]} rows, not a multiple of dim_y={value_text(dim_y)}")
+
+
 def aggregate_sensitivity(J: Tensor, dim_y: int = 1) -> Tensor:
     """Aggregate (RMS) functional sensitivities S_i = ‖J_{:,i}‖₂ / sqrt(N·dim_y), shape (p,) (App. A.5)."""
     _check_matrix(J)
-    if J.shape[0] % dim_y:
-        raise ValueError(f"J has {J.shape[0]} rows, not a multiple of dim_y={dim_y}")
+    _check_rows(J, dim_y)
     return _as_operator(J).col_norms() / math.sqrt(J.shape[0])
 
 
@@ -98,6 +120,5 @@ def pointwise_sensitivity(J: Tensor, dim_y: int = 1) -> Tensor:
     """Pointwise sensitivities S*_i(x_n) ∈ R^{dim_y}: J viewed as (N, dim_y, p) (eq. in §1)."""
     if not isinstance(J, Tensor) or J.ndim != 2:
         raise ValueError(f"J must be a dense 2-D tensor; got {getattr(J, 'shape', type(J))}")
-    if J.shape[0] % dim_y:
-        raise ValueError(f"J has {J.shape[0]} rows, not a multiple of dim_y={dim_y}")
+    _check_rows(J, dim_y)
     return J.reshape(J.shape[0] // dim_y, dim_y, J.shape[1])

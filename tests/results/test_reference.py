@@ -56,3 +56,4 @@ def test_the_reference_was_published_from_a_complete_pinned_build(published):
     claim_chapters = {c["chapter"] for c in published["claims"].values()}
     assert claim_chapters <= chapters, f"claims of chapters without values: {claim_chapters - chapters}"
     assert not [k for k in published["results"] if reference.exempt(k)], "a timing was published"
+    assert not set(published["pending"]) & chapters, f"published chapters listed as pending: {published['pending']}"

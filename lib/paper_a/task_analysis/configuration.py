@@ -101,6 +101,9 @@ def solution_seeds(solutions: int | None = None, seeds: Sequence[int] | None = N
     listed = [params.integer(f"seeds[{i}]", s, min=0) for i, s in enumerate(seeds)]
     if not listed:
         raise ValueError("seeds=[] must name at least one seed")
+    repeated = sorted({s for s in listed if listed.count(s) > 1})
+    if repeated:
+        raise ValueError(f"seeds={listed} names the seed(s) {repeated} twice; each solution needs its own seed")
     return listed
 
 
@@ -124,7 +127,8 @@ class TaskStudy:
     training): an unregistered ``task`` or unknown ``task_params`` (``ValueError`` listing the allowed ones),
     ``solutions`` (≥ 1) or ``seeds`` (integers ≥ 0), ``alpha`` in (0, 1] (the same
     check as :func:`lib.paper_a.schur.split`) and ``n_heldout`` ≥ 1. ``training`` overrides TrainConfig fields
-    (validated by TrainConfig when the solutions are configured).
+    (validated by TrainConfig here, on one configuration, with a probe batch of the task: its parameters' values, and
+    a batch of the right shapes and finite, :func:`lib.paper_a.tasks.checked_batch`).
     """
 
     task: str
@@ -144,4 +148,8 @@ class TaskStudy:
         object.__setattr__(self, "task_params", task_params_for(self.task, self.task_params))
         object.__setattr__(self, "alpha", schur.check_alpha(self.alpha))
         object.__setattr__(self, "n_heldout", params.integer("n_heldout", self.n_heldout, min=1))
+        if not isinstance(self.training, dict):
+            raise TypeError(f"training={self.training!r} must be a dict of TrainConfig fields")
         object.__setattr__(self, "training", dict(self.training))
+        # before any training: the training settings, on one configuration (which draws a probe batch of the task)
+        train_config(self.task, self.seeds[0], self.task_params, **self.training)

@@ -29,6 +29,7 @@ import inspect
 import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Any
 
 import torch
 
-from lib.core import params, settings
+from lib.core import faults, params, settings
 
 _REGISTRY: dict[str, TaskSpec] = {}
 
@@ -80,7 +81,8 @@ def register_task(name: str, *, n_inputs: int, n_outputs: int, defaults=None, me
 
     def wrap(generator):
         if name in _REGISTRY:
-            raise ValueError(f"task {name!r} is already registered")
+            where = _REGISTRY[name].generate.__module__
+            raise ValueError(f"task {name!r} is already registered (by {where}); a task module must use a new name")
         task_defaults = _checked_defaults(name, generator, defaults, batched)
         resolved = _with_defaults(name, generator, task_defaults)
         generate = _first_batch(name, resolved) if batched else resolved
@@ -130,11 +132,46 @@ def _with_defaults(name: str, generator, defaults: dict[str, Any]):
                 f"task {name!r} has no parameter {unknown[0]}={task_params[unknown[0]]!r}; "
                 f"its parameters are {list(defaults)}"
             )
-        return generator(*sizes, seed=seed, **{**defaults, **task_params})
+        return checked_batch(name, generator(*sizes, seed=seed, **{**defaults, **task_params}), len(leading))
 
     optional = [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in defaults.items()]
     resolved.__signature__ = signature.replace(parameters=[*leading, signature.parameters["seed"], *optional])
     return resolved
+
+
+class TaskBatchError(ValueError):
+    """A task generated a batch that training and analysis cannot read (wrong shapes, non-finite entries)."""
+
+
+def checked_batch(name: str, batch, leading: int = 1):
+    """``batch`` if its arrays are what training and analysis read: ``inputs_btx`` and ``targets_bty`` of
+    ``leading`` + 2 dimensions (``leading``: 1 for a batch, 2 for many, with their (n_batches,) axis first), the same
+    trials and time steps, a ``mask_bty`` (if any) shaped as the targets, and every entry finite; else
+    :class:`TaskBatchError` naming the task, the array and what it should be (a task's fault is found where its batch
+    is made, never by a torch broadcast or a model trained on NaN)."""
+    arrays = {key: getattr(batch, key, None) for key in ("inputs_btx", "targets_bty", "mask_bty")}
+    axes = "(" + "n_batches, " * (leading - 1) + "B, T, N)"
+    for key, array in arrays.items():
+        if array is None and key != "mask_bty":
+            raise TaskBatchError(f"task {name!r} returned a batch without {key}; it needs inputs_btx and targets_bty")
+        if array is not None and (not hasattr(array, "shape") or len(array.shape) != leading + 2):
+            shape = tuple(getattr(array, "shape", ()))
+            raise TaskBatchError(f"task {name!r}: {key} has shape {shape}; it must be {axes}")
+    inputs, targets, mask = (None if a is None else torch.as_tensor(a) for a in arrays.values())
+    if inputs.shape[:-1] != targets.shape[:-1]:
+        raise TaskBatchError(
+            f"task {name!r}: targets_bty has shape {tuple(targets.shape)} but inputs_btx {tuple(inputs.shape)}; "
+            f"both must be {axes} with the same trials and time steps"
+        )
+    if mask is not None and mask.shape != targets.shape:
+        raise TaskBatchError(f"task {name!r}: mask_bty has shape {tuple(mask.shape)}; it must be that of targets_bty, "
+                         f"{tuple(targets.shape)}")  # fmt: skip
+    for key, array in zip(arrays, (inputs, targets, mask), strict=True):
+        bad = 0 if array is None or array.is_floating_point() is False else int((~torch.isfinite(array)).sum())
+        if bad:
+            raise TaskBatchError(f"task {name!r}: {key} has {bad} non-finite entries (NaN or ±inf) of {array.numel()}; "
+                             "every entry must be finite")  # fmt: skip
+    return batch
 
 
 def _first_batch(name: str, many):
@@ -180,7 +217,22 @@ def _load_file(path: Path) -> list[str]:
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # the training cache fingerprints the task's module through sys.modules
-    spec.loader.exec_module(module)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            spec.loader.exec_module(module)
+    except Exception as exc:  # a clash with a registered name, a syntax error: refused, naming the module
+        sys.modules.pop(name, None)
+        for added in set(_REGISTRY) - before:
+            del _REGISTRY[added]
+        message = f"task module {str(path)!r}: {exc}"
+        try:
+            error = type(exc)(message)
+        except Exception:  # an exception type that takes other arguments
+            error = RuntimeError(message)
+        raise error from exc
+    for warning in caught:  # on the terminal at the end of the run, not in the page (lib.core.faults)
+        faults.report(f"task module warns: {warning.message}", file=path, action="loaded anyway")
     _loaded[key] = name
     settings.add_task_module(path)
     return sorted(set(_REGISTRY) - before)
@@ -189,6 +241,19 @@ def _load_file(path: Path) -> list[str]:
 def registered(name: str) -> bool:
     """Whether a task called ``name`` is registered (in this process)."""
     return name in _REGISTRY
+
+
+def load_task(task: str, task_module: str | os.PathLike) -> str:
+    """``task``, once the reader's modules at ``task_module`` (:func:`load_task_modules`) are loaded: a chapter's
+    check of its parameters ``task`` and ``task_module`` together. ``FileNotFoundError`` for a module that does not
+    exist, ``ValueError`` for one that registers a name already taken or for a ``task`` still not registered."""
+    loaded = load_task_modules(task_module)
+    if task not in _REGISTRY:
+        raise ValueError(
+            f"task={task!r} is not registered (task_module={str(task_module)!r} registers {loaded or 'no new task'}); "
+            f"available tasks: {available_tasks()}"
+        )
+    return task
 
 
 def load_task_modules(where: str | os.PathLike) -> list[str]:

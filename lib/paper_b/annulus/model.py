@@ -85,7 +85,9 @@ def trained_models(config: AnnulusConfig = DEFAULT_CONFIG) -> dict:
         return payload
 
     key = {**asdict(config), "arcs": ARCS}
-    payload, _, from_cache = cache.fetch("annulus_mlp", key, compute, code=training_code(), required=tuple(names))
+    payload, _, from_cache = cache.fetch(
+        "annulus_mlp", key, compute, code=training_code(), required=tuple(names), finite=tuple(names)
+    )
     out = {"theta_init": _state_to_theta(payload["init_state"]), "from_cache": from_cache}
     for dataset, arc in ARCS.items():
         x, y = make_data(arc, config)

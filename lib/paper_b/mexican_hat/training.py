@@ -201,7 +201,9 @@ def train_cached(cfg: ASRNNConfig = ASRNNConfig(), *, progress: bool = True) -> 
         }
 
     required = ("model", "steps", "train_mse", "val_mse", "seconds")
-    ck, path, from_cache = cache.fetch("asrnn", asdict(cfg), compute, code=training_code(), required=required)
+    ck, path, from_cache = cache.fetch(
+        "asrnn", asdict(cfg), compute, code=training_code(), required=required, finite=("model", "snapshots")
+    )
     return ASRNNTraining(
         model=ASRNN.from_state_dict(ck["model"]),
         config=cfg,

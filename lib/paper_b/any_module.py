@@ -1,0 +1,320 @@
+"""Paper B on any ``torch.nn.Module``: sensitivities, c*, b* and defects for a one-parameter symmetry (issue 33).
+
+A group g_t acts on inputs by a generator A (x ↦ x + εAx: a square matrix, or a callable velocity field) and/or on
+outputs by B (y ↦ y + εBy, or a field). In this book's sign (``lib.paper_b.symmetry``; the paper's η is −X f),
+
+    X f(x) = (∂f/∂x)(A x) − B f(x) = d/dt ρ(g_t)⁻¹ f(g_t x) at t = 0,
+    Π f(x) = 1/m Σ_k ρ(g_k)⁻¹ f(g_k x),   δ = f − Π f,
+
+with t_k = kT/m over the period T (g_T = identity): A = Ω alone is ``symmetry.generator_scalar``, A = B = Ω
+``generator_vector``, Π eq. 21. A matrix acts by ``torch.matrix_exp``, a field by RK4 steps ≤ :data:`RK4_STEP`.
+:class:`ModuleProblem` is the ``LiftingProblem`` of θ (the module's parameters, float64, ``named_parameters`` order);
+on the annulus network :func:`lift_symmetry` and :func:`symmetry_flow` give ``annulus.AnnulusProblem``'s numbers.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, jvp
+
+from lib.core.params import boolean, choice, integer, real, value_text
+from lib.paper_b import lifting
+from lib.paper_b.euler_flows import FlowRecord, run_flow
+from lib.paper_b.lifting_problem import check_kind
+from lib.paper_b.relations import block_shares, lift_cosines
+from lib.paper_b.sensitivity import aggregate_sensitivity, flatten_params, jacobian, module_params, unflatten_params
+from lib.paper_b.symmetry import cosine, quadrature_angles
+
+PERIOD = 2 * math.pi  # the default period T of the group: a rotation's
+CLOSURE_TOL = 1e-6  # the group closes when max|g_T y − y| ≤ CLOSURE_TOL·max(1, max|y|)
+RK4_STEP = 1 / 64  # the longest RK4 step of a velocity-field generator (time units)
+F64 = torch.float64
+
+
+class _Action:
+    """One side of the group: g_t y = exp(tA) y for a square matrix A, or the flow of ẏ = v(y) for a callable v."""
+
+    def __init__(self, generator, dim: int, name: str, what: str, sample: Tensor, period: float | None):
+        self.name, self.dim, self.matrix, self.field = name, dim, None, None
+        if callable(generator) and not isinstance(generator, (Tensor, np.ndarray)):
+            self.field = generator
+            self.velocity(sample)  # checks what the field returns
+        else:
+            self.matrix = _checked_matrix(generator, dim, name, what)
+        if period is None:
+            return
+        y = torch.eye(dim, dtype=F64) if self.matrix is not None else sample  # a matrix: exp(TA) = I
+        gap = float((self.apply(y[None], torch.tensor([period], dtype=F64))[0] - y).abs().max())
+        if not gap <= CLOSURE_TOL * max(1.0, float(y.abs().max())):
+            raise ValueError(f"{name} does not close after period={value_text(period)} (max|g_T y − y| = "
+                             f"{gap:.3g}): pass the group's period, or period=None for a non-compact group "
+                             "(then no δ and no b*)")  # fmt: skip
+
+    def velocity(self, y: Tensor) -> Tensor:
+        """A y (or v(y)) for points y (..., dim)."""
+        if self.matrix is not None:
+            return y @ self.matrix.T
+        flat = y.reshape(-1, self.dim)
+        v = self.field(flat)
+        if not isinstance(v, Tensor) or v.shape != flat.shape or v.is_complex():
+            raise ValueError(f"{self.name} returned {getattr(v, 'shape', type(v).__name__)}; a velocity field must "
+                             f"map points {tuple(flat.shape)} to real velocities of the same shape")  # fmt: skip
+        return v.to(F64).reshape(y.shape)
+
+    def apply(self, ys: Tensor, times: Tensor) -> Tensor:
+        """g_{t_i} ys[i] for points ys (T, N, dim) and times (T,)."""
+        if self.matrix is not None:
+            return ys @ torch.matrix_exp(times[:, None, None] * self.matrix).transpose(-1, -2)
+        n = max(1, math.ceil(float(times.abs().max()) / RK4_STEP))
+        h, v = (times / n)[:, None, None], self.velocity
+        for _ in range(n):
+            k1 = v(ys)
+            k2 = v(ys + h / 2 * k1)
+            k3 = v(ys + h / 2 * k2)
+            ys = ys + h / 6 * (k1 + 2 * k2 + 2 * k3 + v(ys + h * k3))
+        return ys
+
+
+def _checked_matrix(generator, dim: int, name: str, what: str) -> Tensor:
+    if not isinstance(generator, (Tensor, np.ndarray, list, tuple)):
+        raise TypeError(f"{name}={type(generator).__name__} object must be a square matrix or a callable field")
+    A = torch.as_tensor(generator)
+    if A.is_complex():
+        raise TypeError(f"{name} has complex dtype {A.dtype}; the group must act by a real matrix")
+    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] != dim:
+        raise ValueError(f"{name} has shape {tuple(A.shape)}; it must be a square matrix ({dim}, {dim}), "
+                         f"acting on the model's {what} (dimension {dim})")  # fmt: skip
+    if not torch.isfinite(A).all():
+        raise ValueError(f"{name} contains non-finite entries (nan or inf)")
+    return A.to(F64)
+
+
+def _checked_probes(probes) -> Tensor:
+    if not isinstance(probes, Tensor) or probes.is_complex() or not probes.is_floating_point():
+        got = probes.dtype if isinstance(probes, Tensor) else f"a {type(probes).__name__}"
+        raise TypeError(f"probes must be a real floating-point tensor (N, d) of inputs; got {got}")
+    if probes.ndim != 2 or 0 in probes.shape:
+        raise ValueError(f"probes has shape {tuple(probes.shape)}; it must be a 2-D tensor (N, d), N, d ≥ 1")
+    if not torch.isfinite(probes).all():
+        raise ValueError("probes contains non-finite entries (nan or inf); every probe must be finite")
+    return probes.detach().to(F64)
+
+
+def _initial_params(model: nn.Module, params) -> dict[str, Tensor]:
+    """θ by name, float64 copies: the module's own (``params=None``), a dict of them all, or a flat vector."""
+    own = module_params(model)
+    if params is None:
+        return own
+    if isinstance(params, Tensor) and params.ndim == 1 and not params.is_complex():
+        return unflatten_params(params.detach().to(F64).clone(), own)
+    if not isinstance(params, Mapping):
+        raise TypeError(f"params={type(params).__name__} object must be None, a dict of the module's parameters "
+                        f"or a real vector of length {sum(v.numel() for v in own.values())}")  # fmt: skip
+    bad = [k for k in set(own) | set(params) if k not in own or k not in params or not isinstance(params[k], Tensor)
+           or params[k].shape != own[k].shape or params[k].is_complex()]  # fmt: skip
+    if bad:
+        raise ValueError(f"params{sorted(bad)}: params must name exactly the module's parameters {list(own)}, "
+                         "each a real tensor of the parameter's shape")  # fmt: skip
+    return {k: params[k].detach().to(F64).clone() for k in own}
+
+
+class ModuleEvaluation:
+    """f_θ and X f on the probes (N, k); J (``jac``), Π f, δ and J's truncated SVD on first use (float64)."""
+
+    def __init__(self, problem: ModuleProblem, theta: Tensor):
+        self._problem = problem
+        self.params = unflatten_params(theta.detach().to(F64), problem.like)
+        self.f, self.xf = problem.direction(self.params)
+        self.lifts: dict[tuple[str, str], lifting.LiftResult] = {}
+
+    @cached_property
+    def jac(self) -> lifting.DenseJacobian:
+        """J (N·k, p) by ``sensitivity.jacobian`` (vmap(jacrev)), behind the operator interface (``jac.J``)."""
+        pb = self._problem
+        return lifting.DenseJacobian(jacobian(pb.model, self.params, pb.probes, chunk_size=pb.chunk_size))
+
+    @cached_property
+    def Pf(self) -> Tensor:
+        """Π f on the probes (N, k); nan for a non-compact group."""
+        return self._problem.reynolds(self.params)
+
+    @property
+    def delta(self) -> Tensor:
+        """The defect δ = f − Π f (N, k)."""
+        return self.f - self.Pf
+
+    @cached_property
+    def svd(self) -> lifting.TruncatedSVD:
+        """J's τ-truncated SVD, computed once per θ and shared by its c* and b*."""
+        return lifting.truncated_svd(self.jac.J, tau=self._problem.tau, method=self._problem.method)
+
+
+class ModuleProblem:
+    """Paper B's lifting problem for any module (``LiftingProblem``; arguments as :func:`lift_symmetry`)."""
+
+    def __init__(self, model, probes, generator_in=None, generator_out=None, *, params=None, tau=lifting.TAU,
+                 period: float | None = PERIOD, m: int = 64, method: str = "auto", chunk_size=None):  # fmt: skip
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model={type(model).__name__} object must be a torch.nn.Module")
+        bad = {k: str(v.dtype) for k, v in model.named_parameters() if not v.is_floating_point()}
+        if bad or not list(model.parameters()):
+            raise TypeError(f"model's parameters {bad or 'are none'}: it needs real floating-point parameters")
+        self.probes = _checked_probes(probes)
+        if generator_in is None and generator_out is None:
+            raise ValueError("generator_in=None and generator_out=None: give at least one, a square matrix or a "
+                             "velocity callable")  # fmt: skip
+        self.tau = lifting.check_tau(tau)
+        self.period = None if period is None else real("period", period, min=0, min_open=True)
+        self.m, self.method = integer("m", m, min=1), choice("method", method, lifting.METHODS)
+        self.chunk_size, self.model = chunk_size, copy.deepcopy(model).to(F64)
+        self.like = _initial_params(self.model, params)
+        self.theta0 = flatten_params(self.like)
+        raw, n = functional_call(self.model, self.like, (self.probes,)), self.probes.shape[0]
+        if not isinstance(raw, Tensor) or raw.ndim == 0 or raw.shape[0] != n or raw.is_complex():
+            raise ValueError(f"model returned {getattr(raw, 'shape', type(raw).__name__)} on {n} probes; it must "
+                             "return real outputs (N,) or (N, k), one row per probe")  # fmt: skip
+        f0 = raw.reshape(n, -1)
+        if not torch.isfinite(f0).all():
+            raise ValueError("model's outputs on the probes are not all finite")
+        self.dim_in, self.dim_out = self.probes.shape[1], f0.shape[1]
+        self.act_in, self.act_out = (
+            None if g is None else _Action(g, d, name, what, y, self.period)
+            for name, g, d, what, y in (("generator_in", generator_in, self.dim_in, "inputs", self.probes),
+                                        ("generator_out", generator_out, self.dim_out, "outputs", f0))
+        )  # fmt: skip
+        self._cache: tuple[Tensor, ModuleEvaluation] | None = None
+
+    def output(self, params: dict[str, Tensor], x: Tensor) -> Tensor:
+        """f_θ(x) for inputs x (B, d), as (B, k)."""
+        return functional_call(self.model, params, (x,)).reshape(x.shape[0], -1)
+
+    def direction(self, params: dict[str, Tensor]) -> tuple[Tensor, Tensor]:
+        """f_θ and X f = (∂f/∂x)(A x) − B f on the probes, each (N, k)."""
+        x = self.probes
+        tangent = torch.zeros_like(x) if self.act_in is None else self.act_in.velocity(x)
+        f, xf = jvp(lambda y: self.output(params, y), (x,), (tangent,))
+        return f, (xf if self.act_out is None else xf - self.act_out.velocity(f))
+
+    def transformed(self, params: dict[str, Tensor], times: Tensor) -> Tensor:
+        """ρ(g_t)⁻¹ f_θ(g_t x) on the probes for each t of ``times`` (T,): (T, N, k)."""
+        x = self.probes.expand(times.shape[0], *self.probes.shape)
+        xs = x if self.act_in is None else self.act_in.apply(x, times)
+        fs = self.output(params, xs.reshape(-1, self.dim_in)).reshape(times.shape[0], -1, self.dim_out)
+        return fs if self.act_out is None else self.act_out.apply(fs, -times)
+
+    def reynolds(self, params: dict[str, Tensor]) -> Tensor:
+        """Π f on the probes (N, k) by m-point quadrature over the period; nan for a non-compact group."""
+        if self.period is None:
+            return torch.full((self.probes.shape[0], self.dim_out), math.nan, dtype=F64)
+        return self.transformed(params, quadrature_angles(self.m) * (self.period / (2 * math.pi))).mean(0)
+
+    def evaluate(self, theta: Tensor) -> ModuleEvaluation:
+        """f and X f at θ (J, Π f, δ on first use); cached for the last θ object."""
+        if self._cache is None or self._cache[0] is not theta:
+            self._cache = (theta, ModuleEvaluation(self, theta))
+        return self._cache[1]
+
+    def target(self, ev: ModuleEvaluation, kind: str) -> Tensor:
+        """X f (kind "c") or −δ (kind "b"), flattened to J's rows (probe-major)."""
+        return ev.xf.reshape(-1) if check_kind(kind) == "c" else -ev.delta.reshape(-1)
+
+    def lift(self, theta: Tensor, kind: str, *, gauge: str = "sensitivity") -> lifting.LiftResult:
+        """c* (kind "c") or b* (kind "b") at θ, the τ-truncated gauged lift (``lifting.lift``)."""
+        if check_kind(kind) == "b" and self.period is None:
+            raise ValueError("kind='b' lifts −δ = Π f − f, which needs a compact group: pass its period")
+        ev = self.evaluate(theta)
+        if (kind, gauge) not in ev.lifts:
+            J, target = ev.jac.J, self.target(ev, kind)
+            ev.lifts[kind, gauge] = lifting.lift(J, target, tau=self.tau, gauge=gauge, method=self.method, svd=ev.svd)
+        return ev.lifts[kind, gauge]
+
+    def rotated(self, theta: Tensor, t: float) -> Tensor:
+        """ρ(g_t)⁻¹ f_θ(g_t x) on the probes (N, k): the exact flow along c* at time t."""
+        return self.transformed(unflatten_params(theta, self.like), torch.tensor([float(t)], dtype=F64))[0]
+
+    def module_at(self, theta: Tensor) -> nn.Module:
+        """A float64 copy of the model holding θ (e.g. a flow's ``theta_final``)."""
+        module = copy.deepcopy(self.model)
+        torch.nn.utils.vector_to_parameters(theta.detach().to(F64), module.parameters())
+        return module
+
+
+@dataclass
+class SymmetryLift:
+    """Paper B at θ of a module (:func:`lift_symmetry`); vectors in ``named_parameters`` order, functions (N, k).
+    The annulus chapter's ``defect_start``, ``rank_start_c``, ``rel_residual_{c,b}_start``, S_i and ``sens_share``
+    (``shares``), ``cos_*_start`` (``relation``: ``relations.lift_cosines``, sensitivity gauge) at a start θ."""
+
+    params: dict[str, Tensor]  # θ by parameter name
+    sensitivity: Tensor  # (p,) S_i = ‖J_{:,i}‖₂/√(N·k) (App. A.5)
+    c: lifting.LiftResult  # c* = c.coef, the lift of X f, with its rank, residuals, singular values, τ, gauge
+    b: lifting.LiftResult | None  # b* = b.coef, the lift of −δ; None for a non-compact group
+    f: Tensor
+    xf: Tensor  # X f
+    delta: Tensor  # δ = f − Π f (nan for a non-compact group)
+    defect: float  # ‖δ‖, plain L2 over the probes
+    defect_rel: float  # ‖δ‖/‖f‖
+    rank: int  # J's retained rank (σ_k ≥ τσ₁)
+    tau: float
+    cos_delta_xf: float  # cos(δ, X f): 0 by eq. 22 on a group-invariant probe set
+    relation: dict[str, float] = field(default_factory=dict)  # empty when X f, δ or b* is missing
+
+    def by_name(self, vector: Tensor) -> dict[str, Tensor]:
+        """A per-parameter vector (p,) (S_i, c*, b*) split into tensors named and shaped as the parameters."""
+        return unflatten_params(vector, self.params)
+
+    def shares(self, vector: Tensor | None = None) -> dict[str, float]:
+        """Each named parameter tensor's share of Σ v_i² (default v = S_i: the chapter's ``sens_share``)."""
+        sizes = np.cumsum([0] + [t.numel() for t in self.params.values()]).tolist()
+        blocks = [(name, slice(a, b)) for name, a, b in zip(self.params, sizes[:-1], sizes[1:], strict=True)]
+        v = self.sensitivity if vector is None else vector
+        return block_shares(v.detach().to(F64) ** 2, blocks)
+
+
+def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, params=None, tau: float = lifting.TAU,
+                  gauge: str = "sensitivity", period: float | None = PERIOD, m: int = 64, method: str = "auto",
+                  chunk_size: int | None = None) -> SymmetryLift:  # fmt: skip
+    """S_i, c*, b* and the defects of ``model`` on ``probes`` (N, d) for the group generated by ``generator_in``
+    and/or ``generator_out`` (square matrices or velocity callables; module docstring).
+
+    ``params``: θ, a dict of every named parameter or a flat vector (default: the module's own); ``period``: T (Π
+    averages m points of [0, T)), None for a non-compact group (no δ, no b*); ``tau``, ``gauge``, ``method`` as
+    ``lifting.lift``; ``chunk_size`` bounds the Jacobian's vmap batch."""
+    gauge = choice("gauge", gauge, lifting.GAUGES)
+    problem = ModuleProblem(model, probes, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
+                            method=method, chunk_size=chunk_size)  # fmt: skip
+    theta, compact = problem.theta0, problem.period is not None
+    ev, c = problem.evaluate(theta), problem.lift(theta, "c", gauge=gauge)
+    defect, f_norm = float(ev.delta.norm()), float(ev.f.norm())
+    both = defect > 0 and float(ev.xf.norm()) > 0  # lift_cosines divides by ‖X f‖ and ‖δ‖
+    return SymmetryLift(
+        params=ev.params, sensitivity=aggregate_sensitivity(ev.jac.J, problem.dim_out), c=c,
+        b=problem.lift(theta, "b", gauge=gauge) if compact else None, f=ev.f, xf=ev.xf, delta=ev.delta,
+        defect=defect, defect_rel=defect / f_norm if f_norm > 0 else math.nan, rank=c.rank, tau=problem.tau,
+        cos_delta_xf=cosine(ev.delta, ev.xf), relation=lift_cosines(problem, theta) if compact and both else {},
+    )  # fmt: skip
+
+
+def symmetry_flow(model, probes, generator_in=None, generator_out=None, *, kind: str = "c", resolve: bool = True,
+                  steps: int, dt: float, gauge: str = "sensitivity", params=None, tau: float = lifting.TAU,
+                  period: float | None = PERIOD, m: int = 64, method: str = "auto", record_every: int = 1,
+                  realisation: bool = False, progress: bool = True) -> FlowRecord:  # fmt: skip
+    """The Euler flow from θ along c* (kind "c") or b* ("b"), re-solved at every step (``resolve=True``) or frozen
+    at the first direction: ``euler_flows.run_flow`` on a :class:`ModuleProblem` (arguments as :func:`lift_symmetry`).
+    The record holds ‖δ‖, the exact flow's defect and distance and the lift's rank and residuals per stop;
+    ``ModuleProblem.module_at(record.theta_final)`` gives the module at the end."""
+    mode, kind = "resolved" if boolean("resolve", resolve) else "fixed", check_kind(kind)
+    steps, dt = integer("steps", steps, min=0), real("dt", dt, min=0, min_open=True)
+    gauge = choice("gauge", gauge, lifting.GAUGES)
+    problem = ModuleProblem(model, probes, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
+                            method=method)  # fmt: skip
+    return run_flow(problem, problem.theta0, kind, mode, steps=steps, dt=dt, gauge=gauge, record_every=record_every,
+                    realisation=realisation, progress=progress)  # fmt: skip
