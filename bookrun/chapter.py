@@ -182,7 +182,7 @@ class Executor:
         # TMPDIR: the kernel's connection file and anything else temporary stays in tmp, removed with it
         env.update({MARKER_VAR: marker, "BOOK_EXECUTOR_PID": str(os.getpid()), "TMPDIR": str(tmp)})
         env["JUPYTER_RUNTIME_DIR"] = str(tmp)
-        env.update(faults.kernel_env(tmp))  # what it recovers from, and its warnings: to the terminal, not the page
+        env.update(faults.recording_env(tmp))  # what it recovers from, and its warnings: to the terminal, not the page
         # the kernel's progress bars (lib.core.progress) go to a file beside the log, relayed to the terminal
         env["BOOK_PROGRESS"] = str(progress_path(job.log))
         job.log.parent.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from lib.core import faults, settings
 
-from .processes import shown
+from .processes import kernel_startup, shown
 
 FILE = "faults.jsonl"
 
@@ -44,13 +44,10 @@ del _warnings
 """
 
 
-def kernel_env(tmp: Path) -> dict[str, str]:
+def recording_env(tmp: Path) -> dict[str, str]:
     """The variables that send a chapter's faults to ``tmp/faults.jsonl``: ``$BOOK_FAULTS`` and an ``IPYTHONDIR``
     of the run's own, whose start-up file routes the kernel's warnings there (written here)."""
-    startup = tmp / "ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True, exist_ok=True)
-    (startup / "00-book-faults.py").write_text(STARTUP)
-    return {settings.FAULTS: str(tmp / FILE), "IPYTHONDIR": str(tmp / "ipython")}
+    return {settings.FAULTS: str(tmp / FILE), **kernel_startup(tmp, "00-book-faults.py", STARTUP)}
 
 
 class Ledger:

@@ -26,6 +26,8 @@ from typing import Any
 from lib.core import arithmetic
 from lib.core.paths import REPO_ROOT
 
+from .processes import kernel_startup
+
 RECORD_KEY = "book_execution"
 LOGS_VAR = "BOOK_IMPORT_LOGS"  # folders (os.pathsep-separated) where kernels log the repository files they imported
 ROOT_VAR = "BOOK_REPO_ROOT"
@@ -77,12 +79,10 @@ del _bookrun_log_imports
 def recording_env(tmp: Path, env: dict[str, str]) -> dict[str, str]:
     """Environment entries that make the kernels of a run log their imports into ``tmp/imports`` (and into the logs
     of an enclosing run, when this run is nested in a chapter). ``imported_files(tmp)`` reads them back."""
-    startup = tmp / "ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True, exist_ok=True)
-    (startup / "00-bookrun-imports.py").write_text(STARTUP)
+    startup = kernel_startup(tmp, "00-bookrun-imports.py", STARTUP)
     (tmp / "imports").mkdir(exist_ok=True)
     logs = [d for d in env.get(LOGS_VAR, "").split(os.pathsep) if d] + [str(tmp / "imports")]
-    return {"IPYTHONDIR": str(tmp / "ipython"), LOGS_VAR: os.pathsep.join(logs), ROOT_VAR: str(REPO_ROOT.resolve())}
+    return {**startup, LOGS_VAR: os.pathsep.join(logs), ROOT_VAR: str(REPO_ROOT.resolve())}
 
 
 def imported_files(tmp: Path) -> list[str]:

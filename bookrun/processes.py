@@ -172,6 +172,15 @@ def _same_file(fh, path: Path) -> bool:
         return False
 
 
+def kernel_startup(tmp: Path, name: str, code: str) -> dict[str, str]:
+    """Put ``code`` in the IPython start-up folder of a run's kernels (the profile under ``tmp/ipython``, shared by
+    the executor's recorders: imports, cache events, faults) as ``name``; the ``IPYTHONDIR`` that makes them read it."""
+    startup = tmp / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / name).write_text(code)
+    return {"IPYTHONDIR": str(tmp / "ipython")}
+
+
 def lock_path(build: Path, target: Path) -> Path:
     digest = hashlib.sha256(str(target.resolve()).encode()).hexdigest()[:12]
     return build / ".locks" / f"{target.name}-{digest}.lock"

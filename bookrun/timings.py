@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .processes import write_json_atomic
+from .processes import kernel_startup, write_json_atomic
 
 RECORD = "runtimes.json"
 #: The runtime table, written beside the executed book's pages and included by the appendix.
@@ -95,9 +95,7 @@ def recording_env(tmp: Path, cache: Path, env: dict[str, str] | None = None) -> 
     """Environment entries that make the kernels of a run (IPython profile ``tmp/ipython``, as
     ``bookrun.fingerprints.recording_env`` sets it) log their cache events into ``tmp/cache-events``, and into the
     folders of an enclosing run (``env``'s), when this run is nested in a chapter (``new_task`` runs a scratch run)."""
-    startup = tmp / "ipython" / "profile_default" / "startup"
-    startup.mkdir(parents=True, exist_ok=True)
-    (startup / "01-bookrun-cache.py").write_text(STARTUP)
+    kernel_startup(tmp, "01-bookrun-cache.py", STARTUP)  # IPYTHONDIR: set by bookrun.fingerprints.recording_env
     (tmp / "cache-events").mkdir(exist_ok=True)
     outer = [d for d in (env or {}).get(EVENTS_VAR, "").split(os.pathsep) if d]
     return {EVENTS_VAR: os.pathsep.join([*outer, str(tmp / "cache-events")]), ROOT_VAR: str(Path(cache).resolve())}

@@ -22,7 +22,6 @@ biases and the paper gives no other rule), and the biases are held fixed in ever
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,6 +44,7 @@ from lib.paper_a.task_analysis import (
     heldout_batch,
     holds,
 )
+from lib.paper_a.task_analysis.profiles import scored_profile
 
 #: The spectra that can decide the R/C split: M = (1 − a)·I + a·W_hh, or W_hh itself (the same for a = 1).
 SPLIT_ON = ("effective", "W_hh")
@@ -158,22 +158,10 @@ def profile_network(
     :func:`network_split` (then ``alpha`` and ``split_on`` are not used)."""
     batch = checked_trials(net, batch)
     subsets = schur.all_subsets() if subsets is None else [schur.canonical(s, "subsets") for s in subsets]
-    if () not in subsets:
-        raise ValueError(f"subsets={subsets!r} must include () (the full model, the reference of ΔFVU)")
     sp = network_split(net, alpha, split_on=split_on) if sectors is None else sectors
-    result = ablation.subset_ablations(sp, subsets, _scorer(net, batch))
-    sens = {k: metrics.sensitivity(d, result.mass[k]) if k not in result.empty else math.nan
-            for k, d in result.dfvu.items()}  # fmt: skip
     own = sp.form.fully_ordered  # False: the split was decided on M, whose moduli the gaps hold
-    return SolutionProfile(
-        **result.ablation_fields(),
-        alpha=sp.alpha,
-        sens=sens,
-        moduli_over_rho=np.asarray(sp.form.moduli) / sp.form.rho if own else np.asarray(sp.block_gaps) + sp.alpha,
-        gaps=np.asarray(sp.block_gaps),
-        min_gap=float(sp.min_gap),
-        coupling_mass=float(schur.coupling_mass(sp.form)),
-    )
+    return scored_profile(sp, subsets, _scorer(net, batch),
+                          moduli_over_rho=None if own else np.asarray(sp.block_gaps) + sp.alpha)  # fmt: skip
 
 
 def scan_network(

@@ -58,20 +58,35 @@ def profile_solution(
     """
     devices.require("device", device)
     subsets = schur.all_subsets() if subsets is None else [tuple(s) for s in subsets]
-    if () not in subsets:
-        raise ValueError(f"subsets={subsets!r} must include () (the full model, the reference of ΔFVU)")
     if sectors is None:
         form = form if form is not None else schur.ordered_real_schur(weights["W_hh"])
         sectors = schur.split(form, alpha)
-    sp, form = sectors, sectors.form
-    result = ablation.subset_ablations(sp, subsets, ablation.rollout_scorer(weights, batch, device), seed=seed)
+    return scored_profile(sectors, subsets, ablation.rollout_scorer(weights, batch, device), seed=seed)
+
+
+def scored_profile(
+    sp: schur.SchurSplit,
+    subsets: Sequence[tuple[str, ...]],
+    score: ablation.Scorer,
+    *,
+    seed: int = -1,
+    moduli_over_rho: np.ndarray | None = None,
+) -> SolutionProfile:
+    """The profile of one network from its split ``sp`` and ``score`` (its ablated networks' FVUs,
+    :data:`lib.paper_a.ablation.Scorer`): the ablations of ``subsets``, S_ΔT of each and the split's gaps.
+    ``moduli_over_rho``: the diagonal blocks' |λ|/ρ (default: those of ``sp.form``; ``lib.own_network`` passes those
+    of the matrix that decided the split of a leaky network)."""
+    if () not in subsets:
+        raise ValueError(f"subsets={subsets!r} must include () (the full model, the reference of ΔFVU)")
+    form = sp.form
+    result = ablation.subset_ablations(sp, subsets, score, seed=seed)
     sens = {k: metrics.sensitivity(d, result.mass[k]) if k not in result.empty else math.nan
             for k, d in result.dfvu.items()}  # fmt: skip
     return SolutionProfile(
         **result.ablation_fields(),
         alpha=sp.alpha,
         sens=sens,
-        moduli_over_rho=np.asarray(form.moduli) / form.rho,
+        moduli_over_rho=np.asarray(form.moduli) / form.rho if moduli_over_rho is None else moduli_over_rho,
         gaps=np.asarray(sp.block_gaps),
         min_gap=float(sp.min_gap),
         coupling_mass=float(schur.coupling_mass(form)),

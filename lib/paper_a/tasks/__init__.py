@@ -167,7 +167,7 @@ def checked_batch(name: str, batch, leading: int = 1):
         raise TaskBatchError(f"task {name!r}: mask_bty has shape {tuple(mask.shape)}; it must be that of targets_bty, "
                          f"{tuple(targets.shape)}")  # fmt: skip
     for key, array in zip(arrays, (inputs, targets, mask), strict=True):
-        bad = 0 if array is None or array.is_floating_point() is False else int((~torch.isfinite(array)).sum())
+        bad = 0 if array is None or not array.is_floating_point() else int((~torch.isfinite(array)).sum())
         if bad:
             raise TaskBatchError(f"task {name!r}: {key} has {bad} non-finite entries (NaN or ±inf) of {array.numel()}; "
                              "every entry must be finite")  # fmt: skip
