@@ -21,12 +21,15 @@ help:
 	@sed -n '1,7p' Makefile
 
 venv: $(STAMP)
-$(STAMP): requirements.txt requirements-neurogym.txt pyproject.toml
+$(STAMP): requirements.txt requirements-neurogym.txt pyproject.toml lib/core/mkl_vendor.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-neurogym.txt
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	@# MKL's vendor check answered on non-Intel AVX2 CPUs (lib/core/mkl_vendor.c, lib.core.mkl_vendor): built with the
+	@# system C compiler into .venv/lib, loaded before torch by a .pth hook where the pins are in force
+	$(PY) -m lib.core.mkl_vendor --install
 	$(PY) -m ipykernel install --sys-prefix --name python3 --display-name "Python 3" > /dev/null
 	touch $@
 

@@ -23,7 +23,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from lib.core import arithmetic
+from lib.core import arithmetic, mkl_vendor
 from lib.core.paths import REPO_ROOT
 
 from .processes import kernel_startup
@@ -137,7 +137,11 @@ def arithmetic_record() -> dict[str, str | None]:
     their environment. A chapter executed under another arithmetic (``BOOK_ARITHMETIC=native``, a pin set by hand)
     executes again, so that one build never mixes two arithmetics."""
     env = arithmetic.pinned_environment(dict(os.environ))
-    return {"mode": arithmetic.mode(env), **{k: env.get(k) for k in arithmetic.PINS}}
+    record = {"mode": arithmetic.mode(env), **{k: env.get(k) for k in arithmetic.PINS}}
+    if mkl_vendor.vendor_answer_needed(environ=env):  # a chapter executed before the answer was built runs again
+        library = mkl_vendor.vendor_library()
+        record["vendor_answer"] = str(library) if library.is_file() else None
+    return record
 
 
 #: The repository's folders of Python code a chapter's kernel may import (the rest it imports is logged as well).

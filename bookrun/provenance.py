@@ -27,6 +27,17 @@ def _number(x) -> str:
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
 
+def _vendor_answer(answer: dict | None, cpu: dict) -> str:
+    """One cell: whether the kernels answered oneMKL's vendor check (``lib/core/mkl_vendor.c``) and why."""
+    if answer is None:
+        return "not recorded (a build before the vendor answer)"
+    if answer.get("loaded"):
+        return f"answered by the book (`lib/core/mkl_vendor.c`, loaded before torch) on this {cpu['vendor']} CPU"
+    if not answer.get("needed"):
+        return "not answered, not needed (an Intel CPU, or the pins are not in force)"
+    return f"not answered: {paths_as_code(answer.get('why', ''))}"
+
+
 def section(build: Path) -> str:
     """The MyST text that replaces :data:`MARKER`: this build's arithmetic, then its comparison with the reference."""
     prov = _read(Path(build) / "provenance.json")
@@ -55,6 +66,7 @@ def section(build: Path) -> str:
         f"| libraries | torch {prov['versions']['torch']}, numpy {prov['versions']['numpy']}, scipy "
         f"{prov['versions']['scipy']}, Python {prov['python']} |",
         f"| torch's BLAS and LAPACK | {prov['torch_blas']}; branch in force {force['mkl_branch']} |",
+        f"| MKL's vendor check | {_vendor_answer(force.get('vendor_answer'), cpu)} |",
         f"| torch's own kernels | `{force['aten_capability']}`, {force['torch_threads']} thread |",
         f"| numpy's and scipy's BLAS | {blas} |",
         f"| numpy's SIMD loops | dispatch groups off: {dispatch_off or 'none'} |",

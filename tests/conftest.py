@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from lib.core import arithmetic
+from lib.core import arithmetic, mkl_vendor
 
 # The book's arithmetic, for a plain `pytest` too (make runs it through `python -m bookrun.arithmetic`): the pins are
 # read when numpy and torch load, which has not happened yet unless a plugin loaded them.
@@ -21,6 +21,7 @@ if arithmetic.unset_pins() and arithmetic.mode() == "pinned":
                       arithmetic.ArithmeticWarning, stacklevel=1)  # fmt: skip
     else:
         os.environ.update(arithmetic.pinned_environment(dict(os.environ)))
+        mkl_vendor.load_vendor_answer()  # the start-up hook ran before the pins were set; torch is not loaded yet
 
 from lib.core.paths import build_dir  # noqa: E402
 

@@ -1,5 +1,5 @@
-"""The book's floating-point arithmetic: the pins that give its numbers the same bits on every Intel x86-64 CPU with
-AVX2, what is in force in this process, and the provenance record of a build.
+"""The book's floating-point arithmetic: the pins that give its numbers the same bits on every x86-64 CPU with AVX2
+and FMA, Intel's or another vendor's, what is in force in this process, and the provenance record of a build.
 
 Trained networks amplify rounding into different solutions, so the same code gives other numbers wherever a library
 picks another instruction set, kernel or thread split. :data:`PINS` fixes each choice that was measured to move the
@@ -11,11 +11,17 @@ for its own reasons keeps it), and ``BOOK_ARITHMETIC=native`` turns the pins off
 reports what is not as pinned, and the build then reports what moved against the published reference instead of
 requiring the same bits.
 
-What cannot be pinned: oneMKL's instruction-set branches other than AUTO and COMPATIBLE are honoured on Intel CPUs only
-(oneMKL developer guide, *Specifying code branches*); on another vendor's CPU MKL runs its own dispatch, so torch's
-BLAS and LAPACK round as that CPU's native kernels do. COMPATIBLE (SSE2) would give the same bits on both vendors at
-2.3–3.8× the cost of the book's training steps and Gram/eigh products (measured on an Intel Xeon, 2026-12-03), over
-the 15 % the book allows itself, so the book pins AVX2 and says so where it cannot hold.
+Another vendor's CPU: oneMKL (inside torch) honours its instruction-set branches other than AUTO and COMPATIBLE only
+where its own ``mkl_serv_intel_cpu_true()`` says the CPU is Intel's (oneMKL developer guide, *Specifying code
+branches*); elsewhere it runs its own dispatch, so torch's BLAS and LAPACK would round as that CPU's native kernels
+do. ``libtorch_cpu.so`` exports that function, so the book answers it (:mod:`lib.core.mkl_vendor`): one function that
+returns 1, built by ``make venv`` into ``.venv/lib`` and loaded into the global symbol scope before torch by a ``.pth``
+hook at the start of every Python process of the book's environment whose pins are in force (kernels and their Dask
+workers, pytest and nbval, the benchmarks, ``python -m bookrun.arithmetic jupyter lab`` and its kernels, an external
+``dask worker`` started the same way), only on an x86-64 CPU with AVX2 and FMA that is not Intel's; what is in force is
+still read from MKL (:func:`in_force`), never assumed, and :func:`departures` names the vendor only when MKL does not
+run ``AVX2,STRICT``. COMPATIBLE (SSE2) would also give the same bits on both vendors, at 2.3–3.8× the cost of the
+book's training steps and Gram/eigh products (measured on an Intel Xeon, 2026-12-03).
 
 This module imports only the standard library at load time: ``python3 lib/core/arithmetic.py --shell`` prints the pins
 as shell assignments before any virtual environment exists.
@@ -33,6 +39,7 @@ import sys
 import warnings
 
 from lib.core import settings
+from lib.core.mkl_vendor import BRANCH, cpu, vendor_answer
 
 #: Version of the pin set; part of :func:`signature` (and so of every cache key): a change retrains the models.
 PIN_VERSION = "avx2-1"
@@ -42,7 +49,7 @@ PINS: dict[str, str] = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
-    "MKL_CBWR": "AVX2,STRICT",
+    "MKL_CBWR": BRANCH,
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",
@@ -129,31 +136,6 @@ def shell_assignments() -> str:
     return " ".join(shlex.quote(f"{k}={v}") for k, v in PINS.items())
 
 
-# ------------------------------------------------------------------------------------------------ the CPU
-
-
-@functools.lru_cache(maxsize=1)
-def cpu() -> dict:
-    """This CPU: ``{"machine", "model", "vendor", "flags"}`` (flags: the instruction sets that decide arithmetic)."""
-    info = {"machine": platform.machine(), "model": platform.processor() or "unknown", "vendor": "unknown", "flags": []}
-    try:
-        with open("/proc/cpuinfo") as fh:
-            text = fh.read()
-    except OSError:
-        return info
-    fields = {}
-    for line in text.splitlines():
-        if not line.strip():
-            break  # the first processor is enough
-        key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
-    wanted = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile")
-    flags = set(fields.get("flags", "").split())
-    info.update(model=fields.get("model name", info["model"]), vendor=fields.get("vendor_id", "unknown"),
-                flags=[f for f in wanted if f in flags])  # fmt: skip
-    return info
-
-
 # ------------------------------------------------------------------------------------------------ in force
 
 
@@ -201,6 +183,7 @@ def in_force() -> dict:
         "onednn_max_isa": settings.variable("ONEDNN_MAX_CPU_ISA"),
         "environment": {k: settings.variable(k) for k in (*PINS, "OPENBLAS_L2_SIZE", MODE_ENV)},
         "numpy": np.__version__,
+        "vendor_answer": vendor_answer(),
     }
 
 
@@ -215,9 +198,13 @@ def departures(state: dict | None = None, machine: dict | None = None) -> list[s
         return [*out, f"this is a {machine['machine']} CPU, not x86-64: every library runs its own kernels here"]
     if not {"avx2", "fma"} <= set(machine["flags"]):
         return [*out, f"this CPU ({machine['model']}) lacks AVX2/FMA: the pinned AVX2 kernels cannot run"]
-    if machine["vendor"] != "GenuineIntel":
-        out.append(f"oneMKL honours its AVX2 branch on Intel CPUs only; on this {machine['vendor']} CPU torch's "
-                   f"BLAS and LAPACK run MKL's own dispatch (branch in force: {state['mkl_branch']})")  # fmt: skip
+    if state["mkl_branch"] != PINS["MKL_CBWR"] and machine["vendor"] != "GenuineIntel":
+        answer = state.get("vendor_answer") or {}
+        said = ("was loaded, but this torch's MKL does not take it" if answer.get("loaded")
+                else f"is not loaded: {answer.get('why', 'no record')}")  # fmt: skip
+        out.append(f"oneMKL honours its AVX2 branch on Intel CPUs only unless its vendor check is answered, and on "
+                   f"this {machine['vendor']} CPU the book's answer {said}; torch's BLAS and LAPACK run MKL's own "
+                   f"dispatch (branch in force: {state['mkl_branch']})")  # fmt: skip
     elif state["mkl_branch"] != PINS["MKL_CBWR"]:
         out.append(f"MKL runs its reproducibility branch {state['mkl_branch']}, not {PINS['MKL_CBWR']} (MKL_CBWR)")
     if str(state["aten_capability"]).upper() != PINS["ATEN_CPU_CAPABILITY"].upper():
