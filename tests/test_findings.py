@@ -114,3 +114,24 @@ def test_the_annulus_orthogonality_is_explained_only_when_the_moves_inherit_the_
     values["annulus::cos_targets_start_full_init"] = 0.0
     (gap,) = discrepancies.discrepancies([rec], values)
     assert gap.status == "unexplained"
+
+
+def _rank_values(**ranks) -> dict:
+    from lib.paper_b.mexican_hat import rank_conventions as conv
+
+    found = {k: ranks.get(k, 42) for k in conv.CONVENTIONS}
+    return {**{f"mexican_hat::rank_conv_{k}": r for k, r in found.items()},
+            "mexican_hat::rank_conv_finding": conv.finding(found, 22),
+            "mexican_hat::rank_conv_match": ", ".join(conv.matching(found, 22)) or "none",
+            "mexican_hat::train_steps": 3000, "mexican_hat::l1_trained": 0.0, "mexican_hat::authors_steps_lo": 20000,
+            "mexican_hat::authors_steps_hi": 50000, "mexican_hat::authors_l1": 1e-5}  # fmt: skip
+
+
+def test_the_mexican_hat_rank_is_explained_only_by_a_convention_that_gives_the_papers_rank():
+    rec = _rec("B96_rank", paper_number=22, ours=42, chapter="mexican_hat")
+    (gap,) = discrepancies.discrepancies([rec], _rank_values())
+    assert gap.status == "unexplained" and "no convention gives the paper's 22" in gap.test
+    assert "3000 minibatch steps with L1 weight 0" in gap.test and "20,000–50,000 full-batch steps" in gap.test
+    assert "by their configuration" not in gap.test  # the chapter departs from it: it must never say so
+    (gap,) = discrepancies.discrepancies([rec], _rank_values(J_gram=22))
+    assert gap.status == "explained" and "σ_k² ≥ τ·σ₁² gives the paper's 22" in gap.test

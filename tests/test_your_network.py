@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from lib.core.cache import save_checkpoint
-from lib.own_network import chapter, deciding_split, load_rnn
+from lib.own_network import chapter, deciding_split, lift_report, load_rnn
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +24,7 @@ def files(tmp_path_factory):
     save_checkpoint(root / "upper.PT", state)
     torch.save(nn.LSTM(3, 8).state_dict(), root / "lstm.pt")
     (root / "notes.txt").write_text("not a model")
+    torch.save(nn.Sequential(nn.Linear(2, 2)), root / "module.pt")  # a whole module, pickled
     (root / "broken.pt").write_bytes(b"PK\x03\x04 truncated")
     (root / "folder.pt").mkdir()
     return root, rnn, readout
@@ -43,6 +44,17 @@ REFUSED = {
     "alphas-order": ({"alphas": [0.9, 0.5]}, ValueError, "must be a list of at least two increasing values"),
     "alphas-float": ({"alphas": 0.9}, TypeError, "alphas=0.9 must be a list"),
     "hidden": ({"hidden": 1}, ValueError, "hidden=1 is out of range"),
+    "does-not-solve": (
+        {"weights": "ok.pt", "task": "flipflop"},
+        chapter.NetworkDoesNotSolveTask,
+        "does not solve task='flipflop' as loaded: its held-out FVU is",
+    ),
+    "nonlinearity": ({"nonlinearity": "relu"}, ValueError, "nonlinearity='relu' is not supported"),
+    "pickled-module": (
+        {"weights": "module.pt", "task": "flipflop"},
+        ValueError,
+        "holds a pickled Python object (a whole module?), which the book does not unpickle",
+    ),
     "type": ({"weights": 3}, TypeError, "must be a path"),
 }
 
@@ -59,7 +71,7 @@ def test_the_saved_state_dict_is_read_back_as_the_module_it_came_from(files, mon
     root, rnn, readout = files
     monkeypatch.chdir(root)
     for name in ("ok.pt", "upper.PT"):
-        study = chapter.OwnNetworkStudy(weights=name, task="flipflop")
+        study = chapter.OwnNetworkStudy(weights=name, task="flipflop", analyse_anyway=True)  # untrained: fails it
         net = load_rnn(study.model_file())
         x = torch.randn(4, 7, 3, dtype=torch.float64)
         expected = readout.double()(rnn.double()(x)[0])
@@ -113,6 +125,11 @@ def test_a_leaky_networks_drawn_split_is_the_one_that_decides():
 
 def test_parameter_tensors_are_named_in_words():
     names = ["0.weight", "0.bias", "2.weight", "2.bias", "scale"]
-    assert list(chapter.tensor_names(names).values()) == [
+    assert list(lift_report.tensor_names(names).values()) == [
         "layer 1 weights", "layer 1 biases", "layer 2 weights", "layer 2 biases", "scale",
     ]  # fmt: skip
+
+
+def test_a_network_shows_itself_in_one_line_not_its_weights():
+    net = load_rnn({"W_hh": np.eye(48), "W_xh": np.ones((48, 3)), "W_hy": np.ones((3, 48)), "b_h": np.zeros(48)})
+    assert repr(net) == "RecurrentNet(N=48, 3 in, 3 out, b_h, a=1)"

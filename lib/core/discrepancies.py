@@ -89,6 +89,19 @@ def _mexican_probe(rec: Mapping[str, Any], v: Mapping[str, Any]) -> tuple[str, s
     return text, "explained" if inherited else "unexplained"
 
 
+def _rank_conventions(rec: Mapping[str, Any], v: Mapping[str, Any]) -> tuple[str, str]:
+    mh = {k.split("::", 1)[1]: x for k, x in v.items() if k.startswith("mexican_hat::")}
+    text = (
+        f"The cutoff's reading, tested: {mh['rank_conv_finding']} (τ on J: {mh['rank_conv_J_tau']}, τ²: "
+        f"{mh['rank_conv_J_tau2']}, τ on JᵀJ's eigenvalues: {mh['rank_conv_J_gram']}; after the gauge: "
+        f"{mh['rank_conv_JD_tau']}, {mh['rank_conv_JD_tau2']}, {mh['rank_conv_JD_gram']}). The network and its "
+        f"training remain: this rank is of a model trained {mh['train_steps']} minibatch steps with L1 weight "
+        f"{mh['l1_trained']:g}, where the authors' configuration gives {mh['authors_steps_lo']:,}–"
+        f"{mh['authors_steps_hi']:,} full-batch steps with L1 weight {mh['authors_l1']:g}."
+    )
+    return text, "explained" if mh["rank_conv_match"] != "none" else "unexplained"
+
+
 def _unexplained(why: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[str, str]]:
     return lambda rec, v: (why, "unexplained")
 
@@ -103,10 +116,7 @@ CAUSES: dict[str, Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[str, st
     "A3_table1_minus_CR_orth": _copy_controller,
     "B_c3_annulus_orthogonal": _annulus_probe,
     "B_c3_orthogonal_lifts": _mexican_probe,
-    "B96_rank": _unexplained(
-        "Not tested: the rank counts singular values above τ·σ₁ of a Jacobian of the authors' network, whose "
-        "training the notes describe only in part; ours is trained by their configuration as far as it is given."
-    ),
+    "B96_rank": _rank_conventions,
     "B88_resolved_c_2pct": _unexplained(
         "Not tested: the paper's 2 % comes from its notes without the step size or the number of re-solves."
     ),

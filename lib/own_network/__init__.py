@@ -10,7 +10,8 @@ The modules: :mod:`.load` (:class:`RecurrentNet`, :func:`load_rnn`: what is acce
 :mod:`.paper_a` (paper A's Schur-coupling ablations on it, built on :mod:`lib.paper_a`).
 """
 
-from lib.own_network.load import ARRAY_KEYS, FILE_SUFFIXES, RecurrentNet, load_rnn
+from lib.own_network.files import FILE_SUFFIXES
+from lib.own_network.load import ARRAY_KEYS, RecurrentNet, load_rnn
 from lib.own_network.paper_a import (
     SPLIT_ON,
     NetworkAnalysis,

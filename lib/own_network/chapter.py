@@ -17,13 +17,16 @@ from typing import Any
 
 import numpy as np
 import torch
+from IPython.display import Markdown, display
 
 from lib.core import params
 from lib.core.cache import config_hash
+from lib.core.lines import line
 from lib.core.paths import build_dir
 from lib.core.tables import Table
 from lib.own_network import gym_trials
-from lib.own_network.load import FILE_SUFFIXES, RecurrentNet, load_rnn
+from lib.own_network.files import FILE_SUFFIXES
+from lib.own_network.load import RecurrentNet, load_rnn
 from lib.own_network.paper_a import NetworkAnalysis, analyse_network, deciding_split
 from lib.paper_a.task_analysis import PAPER_ALPHA
 from lib.paper_a.tasks import available_tasks, get_task
@@ -33,6 +36,14 @@ from lib.paper_a.tasks import available_tasks, get_task
 HELDOUT_OFFSET = 1000
 #: The trials the example network trains on (drawn once; batches are drawn from them).
 N_TRAIN = 4096
+#: The nonlinearities the analysis supports (paper A's RNN): a state dict does not record its network's.
+NONLINEARITIES = ("tanh",)
+#: A network solves its task, and is analysed, when its held-out FVU is at most this (``lines.learned_fvu``).
+LEARNED_FVU = line("learned_fvu")
+
+
+class NetworkDoesNotSolveTask(ValueError):
+    """The network, as loaded, does not do the task it is analysed on (held-out FVU above the learned-task line)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +65,8 @@ class OwnNetworkStudy:
     n_trials: int = 512  # a neurogym task's held-out trials (a task of the book: its chapter's)
     mlp_hidden: int = 16  # units of paper B's small network
     mlp_steps: int = 2000  # its Adam steps
+    nonlinearity: str = "tanh"  # the nonlinearity of a file's network (a state dict does not say): tanh only
+    analyse_anyway: bool = False  # analyse a network that does not solve the task (the page and results say so)
 
     def __post_init__(self):
         set_ = object.__setattr__
@@ -66,6 +79,11 @@ class OwnNetworkStudy:
         set_(self, "lr", params.real("lr", self.lr, min=0, min_open=True))
         set_(self, "alpha", params.real("alpha", self.alpha, min=0, max=1, min_open=True))
         set_(self, "alphas", _checked_alphas(self.alphas))
+        if self.nonlinearity not in NONLINEARITIES:
+            raise ValueError(f"nonlinearity={self.nonlinearity!r} is not supported: paper A's analysis is of tanh RNNs "
+                             f"(allowed: {', '.join(map(repr, NONLINEARITIES))}); a state dict does not record its "
+                             "network's nonlinearity, so the book cannot read another one as what it is")  # fmt: skip
+        params.boolean("analyse_anyway", self.analyse_anyway)
         _check_task(self.task)
         if not self.weights:
             if self.leak != 1.0:
@@ -81,7 +99,9 @@ class OwnNetworkStudy:
                 f"weights={self.weights!r} {what} (a relative path is read from {Path.cwd()}, where the chapter "
                 "runs: give an absolute path, e.g. -p weights $PWD/model.pt)"
             )
-        self.check_fits(load_rnn(path, leak=self.leak))
+        net = load_rnn(path, leak=self.leak)
+        self.check_fits(net)
+        check_solves(net, self)
 
     @property
     def neurogym(self) -> bool:
@@ -165,6 +185,55 @@ def analyse_study(net: RecurrentNet, study: OwnNetworkStudy) -> tuple[NetworkAna
     return result, step_accuracy(net, heldout)
 
 
+def held_out_fvu(net: RecurrentNet, study: OwnNetworkStudy) -> float:
+    """The network's FVU on the study's held-out trials with nothing ablated (what :func:`analyse_study` reports as
+    ``profile.fvu_full``), without the ablations."""
+    from lib.own_network.paper_a import checked_trials, network_batch
+    from lib.paper_a import metrics
+
+    if study.neurogym:
+        inputs, targets, mask = checked_trials(net, study_trials(study, heldout=True))
+    else:
+        inputs, targets, mask = network_batch(net, study.task)
+    outputs, _ = net.run(inputs)
+    return float(metrics.fvu(outputs, targets, mask))
+
+
+def check_solves(net: RecurrentNet, study: OwnNetworkStudy) -> float:
+    """The held-out FVU of ``net`` as loaded; :class:`NetworkDoesNotSolveTask` when it is above the learned-task line
+    (:data:`LEARNED_FVU`) and the study does not say ``analyse_anyway``: Schur ablations of a network that does not do
+    its task say nothing about how it does it."""
+    fvu = held_out_fvu(net, study)
+    if not fvu <= LEARNED_FVU and not study.analyse_anyway:
+        raise NetworkDoesNotSolveTask(
+            f"weights={study.weights or 'the example network'!r} does not solve task={study.task!r} as loaded: its "
+            f"held-out FVU is {fvu:.3g}, above the book's learned-task line {LEARNED_FVU:g}. Check what a state dict "
+            "cannot say: the nonlinearity (the book reads tanh; a relu network reads as a tanh one that fails), the "
+            "task it was trained on (-p task) and the scaling of its inputs; or analyse it anyway with "
+            "-p analyse_anyway True (the page and results.json of that run then say so)"
+        )
+    return fvu
+
+
+def solves_values(fvu: float, study: OwnNetworkStudy) -> dict[str, Any]:
+    """The glued record of the check: the FVU, whether the network solves the task, and the sentence the page shows
+    (empty when it does)."""
+    solves = fvu <= LEARNED_FVU
+    sentence = "" if solves else (
+        f"**This network does not solve {study.task} as loaded** (held-out FVU {fvu:.3g}, above the learned-task "
+        f"line {LEARNED_FVU:g}); it is analysed only because `analyse_anyway` was set, and nothing below says how a "
+        "network does the task.")  # fmt: skip
+    return {"own_check_fvu": fvu, "own_solves_task": solves, "own_analysed_anyway": bool(study.analyse_anyway),
+            "own_solves_warning": sentence}  # fmt: skip
+
+
+def show_solves_warning(fvu: float, study: OwnNetworkStudy) -> None:
+    """Display, in the page, the warning of :func:`solves_values` for a network analysed anyway (nothing otherwise)."""
+    sentence = solves_values(fvu, study)["own_solves_warning"]
+    if sentence:
+        display(Markdown(sentence))
+
+
 def step_accuracy(net: RecurrentNet, trials) -> float:
     """The share of the trials' steps (mask on) where the largest output is the ground truth's action."""
     inputs, targets, mask = trials
@@ -218,56 +287,3 @@ def network_table(net: RecurrentNet, result: NetworkAnalysis, study: OwnNetworkS
 
 def _yes(bias) -> str:
     return "no" if bias is None else "yes"
-
-
-def tensor_names(names) -> dict[str, str]:
-    """Parameter names of an ``nn.Sequential`` in words: ``"0.weight"`` → ``"layer 1 weights"`` (layers counted
-    among those with parameters); other names are kept."""
-    layers = list(dict.fromkeys(n.rsplit(".", 1)[0] for n in names))
-    words = {"weight": "weights", "bias": "biases"}
-    out = {}
-    for n in names:
-        layer, _, kind = n.rpartition(".")
-        out[n] = f"layer {layers.index(layer) + 1} {words.get(kind, kind)}" if layer else n
-    return out
-
-
-def lift_rows(lifts: dict[str, Any]) -> tuple[Table, dict[str, Any]]:
-    """Paper B's lift of the small network at each state (columns): its defect, rank, residuals and each parameter
-    tensor's share of Σ S_i² (rows); and the glued values."""
-    values = {}
-    for name, lift in lifts.items():
-        values.update({f"lift_{name}_defect": float(lift.defect_rel), f"lift_{name}_rank": int(lift.rank),
-                       f"lift_{name}_c_residual": float(lift.c.rel_residual),
-                       f"lift_{name}_b_residual": float(lift.b.rel_residual)})  # fmt: skip
-    states = list(lifts.values())
-    rows = [
-        ("relative defect ‖δ‖/‖f‖", *(x.defect_rel for x in states)),
-        ("retained rank of J", *(x.rank for x in states)),
-        ("relative residual of c*", *(x.c.rel_residual for x in states)),
-        ("relative residual of b*", *(x.b.rel_residual for x in states)),
-    ]
-    words = tensor_names(list(states[0].shares()))
-    rows += [(f"share of Σ S², {words[n]}", *(x.shares()[n] for x in states)) for n in words]
-    table = Table(("", *lifts), tuple(rows), ".3g", caption="Paper B's lift of the rotation, before and after training")
-    return table, values
-
-
-#: Probes of paper B's lift on the plane: a polar grid (8 radii × 32 angles), invariant under the rotations by 2π/32.
-POLAR_RADII, POLAR_ANGLES = 8, 32
-
-
-def polar_probes() -> torch.Tensor:
-    """The probe points of :func:`rotation_lift`: radii 0.1…1, angles 2πk/32, float64 (256, 2)."""
-    r = torch.linspace(0.1, 1.0, POLAR_RADII, dtype=torch.float64)
-    t = torch.arange(POLAR_ANGLES, dtype=torch.float64) * (2 * math.pi / POLAR_ANGLES)
-    rr, tt = torch.meshgrid(r, t, indexing="ij")
-    return torch.stack([rr * torch.cos(tt), rr * torch.sin(tt)], -1).reshape(-1, 2)
-
-
-def rotation_lift(model: torch.nn.Module):
-    """Paper B's lift of the rotation of the plane acting on ``model``'s inputs, at its present parameters."""
-    from lib.paper_b.any_module import lift_symmetry
-    from lib.paper_b.symmetry import OMEGA
-
-    return lift_symmetry(model, polar_probes(), OMEGA)

@@ -22,7 +22,8 @@ update, the same h_0 = 0, the readout of the updated state h_t (such a network i
 - a path to a ``.npz`` file (``np.load`` with ``allow_pickle=False``) or a ``.pt``/``.pth`` file (``torch.load`` with
   ``weights_only=True``, through :func:`lib.core.cache.load_checkpoint`) holding a state dict or a dict of arrays.
 
-A state dict records neither the nonlinearity nor the layout: tanh is assumed. Refused, naming the parameter, the
+A state dict records neither the nonlinearity nor the layout: tanh is assumed (a relu network's reads as a tanh one
+that fails its task: the chapter *Your own network* checks the held-out FVU first). Refused, naming the parameter, the
 value and what is supported: GRU, LSTM, several layers, bidirectional, relu, mismatched shapes, non-finite entries,
 a non-square W_hh, a leak outside (0, 1], missing or unknown keys, an unreadable file.
 """
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,13 +41,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from lib.core import cache, params
+from lib.core import params
+from lib.own_network.files import read_file
 from lib.paper_a import rnn
 
 #: The keys of a dict of arrays (the first three required).
 ARRAY_KEYS = ("W_hh", "W_xh", "W_hy", "b_h", "b_y", "a")
-#: The files :func:`load_rnn` reads, by suffix.
-FILE_SUFFIXES = (".npz", ".pt", ".pth")
 _GATED = {3: "a GRU's", 4: "an LSTM's"}
 _READOUTS = "an nn.Linear, its weight (n_out, N) or a pair (weight, bias)"
 _SUPPORTED = (
@@ -123,6 +122,11 @@ class RecurrentNet:
 
     __hash__ = None
 
+    def __repr__(self) -> str:
+        biases = [k for k in ("b_h", "b_y") if getattr(self, k) is not None] or ["no biases"]
+        sizes = f"N={self.n_hidden}, {self.n_inputs} in, {self.n_outputs} out"
+        return f"RecurrentNet({sizes}, {', '.join(biases)}, a={self.a:g})"
+
     n_hidden = property(lambda self: self.W_hh.shape[0], doc="N.")
     n_inputs = property(lambda self: self.W_xh.shape[1], doc="n_in.")
     n_outputs = property(lambda self: self.W_hy.shape[0], doc="n_out.")
@@ -181,7 +185,7 @@ def load_rnn(source: Any, readout: Any = None, *, leak: float = 1.0, batch_first
         params.boolean("batch_first", batch_first)
     if isinstance(source, str | os.PathLike):
         path = Path(source)
-        data = _read_file(path)
+        data = read_file(path)
         try:
             return _from_mapping(data, readout, leak)
         except (ValueError, TypeError) as exc:
@@ -291,29 +295,3 @@ def _readout_of(state: Mapping, rest: list[str], readout: Any) -> tuple[Any, Any
     if extra:
         raise ValueError(f"source holds {extra}, neither the nn.RNN's nor the readout's; supported: {_SUPPORTED}")
     return state[f"{q}weight"], state.get(f"{q}bias")
-
-
-def _read_file(path: Path) -> Mapping:
-    """The dict a .npz or .pt file holds; ``ValueError`` naming the file when it cannot be read."""
-    if not path.is_file():
-        raise FileNotFoundError(f"source={str(path)!r} is not a file (from {Path.cwd()})")
-    suffix = path.suffix.lower()
-    if suffix == ".npz":
-        try:
-            data = np.load(path, allow_pickle=False)
-            if not isinstance(data, np.lib.npyio.NpzFile):
-                raise ValueError(f"it holds one array of shape {data.shape}, not named arrays")
-            with data:
-                return {k: np.array(data[k]) for k in data.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            why = f"{type(exc).__name__}: {(str(exc).strip() or 'unreadable').splitlines()[0][:160]}"
-            raise ValueError(f"source={str(path)!r} cannot be read as a .npz file of named arrays ({why})") from None
-    if suffix in (".pt", ".pth"):
-        try:
-            return cache.load_checkpoint(path)
-        except cache.CorruptCheckpointError as exc:
-            why = getattr(exc, "original", exc)
-            why = f"{type(why).__name__}: {(str(why).strip() or 'unreadable').splitlines()[0][:160]}"
-            raise ValueError(f"source={str(path)!r} cannot be read by torch.load with weights_only=True ({why}); "
-                             "save a state dict or a dict of tensors") from None  # fmt: skip
-    raise ValueError(f"source={str(path)!r} has the suffix {suffix!r}; supported files: {list(FILE_SUFFIXES)}")

@@ -7,7 +7,14 @@ outputs by B (y ↦ y + εBy, or a field). In this book's sign (``lib.paper_b.sy
     Π f(x) = 1/m Σ_k ρ(g_k)⁻¹ f(g_k x),   δ = f − Π f,
 
 with t_k = kT/m over the period T (g_T = identity): A = Ω alone is ``symmetry.generator_scalar``, A = B = Ω
-``generator_vector``, Π eq. 21. A matrix acts by ``torch.matrix_exp``, a field by RK4 steps ≤ :data:`RK4_STEP`.
+``generator_vector``, Π eq. 21. A matrix acts by ``torch.matrix_exp``, a field by RK4 steps
+(:mod:`lib.paper_b.group_action`). A velocity field ``v`` receives float64 points (B, dim) (the analysis runs in
+float64; a float32 module used as a field should be given as ``.double()``) and may return any real floating dtype,
+which is cast to float64.
+
+Every lift carries its τ profile (``lifting.LiftResult.profile``): the residual at every cutoff, and whether the
+direction lifts exactly, approximately at the paper's τ, only below it, or not at all. :func:`lift_symmetry` uses the
+exact SVD by default, which resolves that profile down to round-off; read it before trusting one τ.
 :class:`ModuleProblem` is the ``LiftingProblem`` of θ (the module's parameters, float64, ``named_parameters`` order);
 on the annulus network :func:`lift_symmetry` and :func:`symmetry_flow` give ``annulus.AnnulusProblem``'s numbers.
 """
@@ -25,87 +32,18 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, jvp
 
-from lib.core.params import boolean, choice, integer, real, value_text
+from lib.core.params import boolean, choice, integer, real
 from lib.paper_b import lifting
 from lib.paper_b.euler_flows import FlowRecord, run_flow
+from lib.paper_b.group_action import GroupAction, checked_probes, input_size_hint
 from lib.paper_b.lifting_problem import check_kind
 from lib.paper_b.relations import block_shares, lift_cosines
 from lib.paper_b.sensitivity import aggregate_sensitivity, flatten_params, jacobian, module_params, unflatten_params
 from lib.paper_b.symmetry import cosine, quadrature_angles
 
 PERIOD = 2 * math.pi  # the default period T of the group: a rotation's
-CLOSURE_TOL = 1e-6  # the group closes when max|g_T y − y| ≤ CLOSURE_TOL·max(1, max|y|)
-RK4_STEP = 1 / 64  # the longest RK4 step of a velocity-field generator (time units)
 F64 = torch.float64
-
-
-class _Action:
-    """One side of the group: g_t y = exp(tA) y for a square matrix A, or the flow of ẏ = v(y) for a callable v."""
-
-    def __init__(self, generator, dim: int, name: str, what: str, sample: Tensor, period: float | None):
-        self.name, self.dim, self.matrix, self.field = name, dim, None, None
-        if callable(generator) and not isinstance(generator, (Tensor, np.ndarray)):
-            self.field = generator
-            self.velocity(sample)  # checks what the field returns
-        else:
-            self.matrix = _checked_matrix(generator, dim, name, what)
-        if period is None:
-            return
-        y = torch.eye(dim, dtype=F64) if self.matrix is not None else sample  # a matrix: exp(TA) = I
-        gap = float((self.apply(y[None], torch.tensor([period], dtype=F64))[0] - y).abs().max())
-        if not gap <= CLOSURE_TOL * max(1.0, float(y.abs().max())):
-            raise ValueError(f"{name} does not close after period={value_text(period)} (max|g_T y − y| = "
-                             f"{gap:.3g}): pass the group's period, or period=None for a non-compact group "
-                             "(then no δ and no b*)")  # fmt: skip
-
-    def velocity(self, y: Tensor) -> Tensor:
-        """A y (or v(y)) for points y (..., dim)."""
-        if self.matrix is not None:
-            return y @ self.matrix.T
-        flat = y.reshape(-1, self.dim)
-        v = self.field(flat)
-        if not isinstance(v, Tensor) or v.shape != flat.shape or v.is_complex():
-            raise ValueError(f"{self.name} returned {getattr(v, 'shape', type(v).__name__)}; a velocity field must "
-                             f"map points {tuple(flat.shape)} to real velocities of the same shape")  # fmt: skip
-        return v.to(F64).reshape(y.shape)
-
-    def apply(self, ys: Tensor, times: Tensor) -> Tensor:
-        """g_{t_i} ys[i] for points ys (T, N, dim) and times (T,)."""
-        if self.matrix is not None:
-            return ys @ torch.matrix_exp(times[:, None, None] * self.matrix).transpose(-1, -2)
-        n = max(1, math.ceil(float(times.abs().max()) / RK4_STEP))
-        h, v = (times / n)[:, None, None], self.velocity
-        for _ in range(n):
-            k1 = v(ys)
-            k2 = v(ys + h / 2 * k1)
-            k3 = v(ys + h / 2 * k2)
-            ys = ys + h / 6 * (k1 + 2 * k2 + 2 * k3 + v(ys + h * k3))
-        return ys
-
-
-def _checked_matrix(generator, dim: int, name: str, what: str) -> Tensor:
-    if not isinstance(generator, (Tensor, np.ndarray, list, tuple)):
-        raise TypeError(f"{name}={type(generator).__name__} object must be a square matrix or a callable field")
-    A = torch.as_tensor(generator)
-    if A.is_complex():
-        raise TypeError(f"{name} has complex dtype {A.dtype}; the group must act by a real matrix")
-    if A.ndim != 2 or A.shape[0] != A.shape[1] or A.shape[0] != dim:
-        raise ValueError(f"{name} has shape {tuple(A.shape)}; it must be a square matrix ({dim}, {dim}), "
-                         f"acting on the model's {what} (dimension {dim})")  # fmt: skip
-    if not torch.isfinite(A).all():
-        raise ValueError(f"{name} contains non-finite entries (nan or inf)")
-    return A.to(F64)
-
-
-def _checked_probes(probes) -> Tensor:
-    if not isinstance(probes, Tensor) or probes.is_complex() or not probes.is_floating_point():
-        got = probes.dtype if isinstance(probes, Tensor) else f"a {type(probes).__name__}"
-        raise TypeError(f"probes must be a real floating-point tensor (N, d) of inputs; got {got}")
-    if probes.ndim != 2 or 0 in probes.shape:
-        raise ValueError(f"probes has shape {tuple(probes.shape)}; it must be a 2-D tensor (N, d), N, d ≥ 1")
-    if not torch.isfinite(probes).all():
-        raise ValueError("probes contains non-finite entries (nan or inf); every probe must be finite")
-    return probes.detach().to(F64)
+FLOW_STEPS, FLOW_DT = 200, 0.005  # the paper's flow: t ∈ [0, 1] in 200 forward-Euler steps (notes §8.6)
 
 
 def _initial_params(model: nn.Module, params) -> dict[str, Tensor]:
@@ -167,7 +105,7 @@ class ModuleProblem:
         bad = {k: str(v.dtype) for k, v in model.named_parameters() if not v.is_floating_point()}
         if bad or not list(model.parameters()):
             raise TypeError(f"model's parameters {bad or 'are none'}: it needs real floating-point parameters")
-        self.probes = _checked_probes(probes)
+        self.probes = checked_probes(probes)
         if generator_in is None and generator_out is None:
             raise ValueError("generator_in=None and generator_out=None: give at least one, a square matrix or a "
                              "velocity callable")  # fmt: skip
@@ -177,7 +115,14 @@ class ModuleProblem:
         self.chunk_size, self.model = chunk_size, copy.deepcopy(model).to(F64)
         self.like = _initial_params(self.model, params)
         self.theta0 = flatten_params(self.like)
-        raw, n = functional_call(self.model, self.like, (self.probes,)), self.probes.shape[0]
+        try:
+            raw, n = functional_call(self.model, self.like, (self.probes,)), self.probes.shape[0]
+        except RuntimeError as exc:
+            first = (str(exc).strip().splitlines() or ["failed"])[0][:200]
+            hint = input_size_hint(self.model, self.probes)
+            shape = tuple(self.probes.shape)
+            raise ValueError(f"model cannot be evaluated on probes of shape {shape} ({first}){hint}; probes must "
+                             "be (N, d), d the model's input size") from None  # fmt: skip
         if not isinstance(raw, Tensor) or raw.ndim == 0 or raw.shape[0] != n or raw.is_complex():
             raise ValueError(f"model returned {getattr(raw, 'shape', type(raw).__name__)} on {n} probes; it must "
                              "return real outputs (N,) or (N, k), one row per probe")  # fmt: skip
@@ -186,7 +131,7 @@ class ModuleProblem:
             raise ValueError("model's outputs on the probes are not all finite")
         self.dim_in, self.dim_out = self.probes.shape[1], f0.shape[1]
         self.act_in, self.act_out = (
-            None if g is None else _Action(g, d, name, what, y, self.period)
+            None if g is None else GroupAction(g, d, name, what, y, self.period)
             for name, g, d, what, y in (("generator_in", generator_in, self.dim_in, "inputs", self.probes),
                                         ("generator_out", generator_out, self.dim_out, "outputs", f0))
         )  # fmt: skip
@@ -267,6 +212,26 @@ class SymmetryLift:
     cos_delta_xf: float  # cos(δ, X f): 0 by eq. 22 on a group-invariant probe set
     relation: dict[str, float] = field(default_factory=dict)  # empty when X f, δ or b* is missing
 
+    @property
+    def profile(self):
+        """c*'s τ profile (``lifting.LiftResult.profile``): the case it finds and the residual at every cutoff."""
+        return self.c.profile
+
+    def summary(self) -> str:
+        """What the τ profiles find for X f (and −δ), then the numbers at the lift's τ."""
+        lines = [f"X f {self.c.profile.sentence()}" if self.c.profile is not None else f"X f: {self.c.summary()}"]
+        if self.b is not None and self.b.profile is not None:
+            lines.append(f"−δ {self.b.profile.sentence()}")
+        b = "" if self.b is None else f", ‖b*‖ = {float(self.b.coef.norm()):.4g}"
+        lines.append(f"at τ = {self.tau:g}: rank {self.rank} of {self.sensitivity.numel()} parameters, "
+                     f"‖c*‖ = {float(self.c.coef.norm()):.4g}{b}; defect ‖δ‖/‖f‖ = {self.defect_rel:.3g}")  # fmt: skip
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        case = "" if self.c.profile is None else f", X f: {self.c.profile.case}"
+        return (f"SymmetryLift({self.sensitivity.numel()} parameters, rank {self.rank} at τ={self.tau:g}{case}, "
+                f"defect {self.defect_rel:.3g})")  # fmt: skip
+
     def by_name(self, vector: Tensor) -> dict[str, Tensor]:
         """A per-parameter vector (p,) (S_i, c*, b*) split into tensors named and shaped as the parameters."""
         return unflatten_params(vector, self.params)
@@ -280,14 +245,16 @@ class SymmetryLift:
 
 
 def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, params=None, tau: float = lifting.TAU,
-                  gauge: str = "sensitivity", period: float | None = PERIOD, m: int = 64, method: str = "auto",
+                  gauge: str = "sensitivity", period: float | None = PERIOD, m: int = 64, method: str = "svd",
                   chunk_size: int | None = None) -> SymmetryLift:  # fmt: skip
     """S_i, c*, b* and the defects of ``model`` on ``probes`` (N, d) for the group generated by ``generator_in``
     and/or ``generator_out`` (square matrices or velocity callables; module docstring).
 
     ``params``: θ, a dict of every named parameter or a flat vector (default: the module's own); ``period``: T (Π
     averages m points of [0, T)), None for a non-compact group (no δ, no b*); ``tau``, ``gauge``, ``method`` as
-    ``lifting.lift``; ``chunk_size`` bounds the Jacobian's vmap batch."""
+    ``lifting.lift`` (default the exact SVD, so that ``profile`` resolves every cutoff down to round-off; "auto"
+    takes the Gram route above τ = 1e-5, faster on a large J, and resolves the profile only down to 1e-5);
+    ``chunk_size`` bounds the Jacobian's vmap batch. ``summary()`` says first which case the τ profile finds."""
     gauge = choice("gauge", gauge, lifting.GAUGES)
     problem = ModuleProblem(model, probes, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
                             method=method, chunk_size=chunk_size)  # fmt: skip
@@ -304,11 +271,15 @@ def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, param
 
 
 def symmetry_flow(model, probes, generator_in=None, generator_out=None, *, kind: str = "c", resolve: bool = True,
-                  steps: int, dt: float, gauge: str = "sensitivity", params=None, tau: float = lifting.TAU,
+                  steps: int = FLOW_STEPS, dt: float = FLOW_DT, gauge: str = "sensitivity", params=None,
+                  tau: float = lifting.TAU,
                   period: float | None = PERIOD, m: int = 64, method: str = "auto", record_every: int = 1,
                   realisation: bool = False, progress: bool = True) -> FlowRecord:  # fmt: skip
     """The Euler flow from θ along c* (kind "c") or b* ("b"), re-solved at every step (``resolve=True``) or frozen
     at the first direction: ``euler_flows.run_flow`` on a :class:`ModuleProblem` (arguments as :func:`lift_symmetry`).
+    ``steps`` and ``dt`` default to the paper's flow (notes §8.6): t from 0 to 1 in 200 forward-Euler steps of
+    dt = 0.005, along the raw (not normalised) direction, so that t is the rotation angle in radians along c* and the
+    defect should decay as e^(−t) along b*; shorten dt where the direction changes faster than that.
     The record holds ‖δ‖, the exact flow's defect and distance and the lift's rank and residuals per stop;
     ``ModuleProblem.module_at(record.theta_final)`` gives the module at the end."""
     mode, kind = "resolved" if boolean("resolve", resolve) else "fixed", check_kind(kind)

@@ -31,6 +31,7 @@ import torch
 from torch import Tensor
 
 from lib.core.lines import line
+from lib.core.tables import Table
 
 EPS = float(np.finfo(np.float64).eps)
 #: An exact lift's relative residual: float64 round-off (the book's line for identities).
@@ -40,6 +41,10 @@ EXACT = line("round_off")
 REPRESENTED_DEG = 10.0
 REPRESENTED = math.sin(math.radians(REPRESENTED_DEG))
 CASES = ("exact", "approximate", "below_paper_cutoff", "none")
+#: Each case in words, for a sentence or a table cell.
+CASE_WORDS = {"exact": "lifts exactly", "approximate": "lifts approximately at the paper's cutoff",
+              "below_paper_cutoff": "lifts approximately only below the paper's cutoff",
+              "none": "does not lift at any cutoff"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,12 +86,14 @@ class CutoffProfile:
         return float(self.attainable[i]), float(self.tau[i])
 
     @property
-    def exact_at(self) -> tuple[float, float] | None:
-        """For an exact lift: (the largest τ at which it is exact, the size ‖c‖ of that lift); else None."""
+    def exact_at(self) -> tuple[float, float, float] | None:
+        """For an exact lift: (the largest τ at which it is exact, the size ‖c‖ of that lift, its relative residual);
+        else None."""
         hit = np.flatnonzero(self.attainable <= EXACT)
         if not hit.size:
             return None
-        return float(self.tau[hit[0]]), float(self.coef_norm[hit[0]])
+        i = hit[0]
+        return float(self.tau[i]), float(self.coef_norm[i]), float(self.rel_residual[i])
 
     def sentence(self) -> str:
         """Which case holds, in words, with the numbers that decide it; then the lift at the paper's cutoff."""
@@ -94,11 +101,9 @@ class CutoffProfile:
                  f"{self.residual_at_paper_tau:.3g}")  # fmt: skip
         floor, where = self.floor
         if self.case == "exact":
-            tau, size = self.exact_at
-            return (
-                f"lifts exactly: the residual reaches round-off ({self.attainable[self.tau >= tau][-1]:.2g} "
-                f"relative) at τ = {tau:.3g}, by a lift of size ‖c‖ = {size:.4g} (minimum norm); {paper}"
-            )
+            tau, size, residual = self.exact_at
+            return (f"lifts exactly: the residual reaches round-off ({residual:.2g} relative) at τ = {tau:.3g}, by "
+                    f"a lift of size ‖c‖ = {size:.4g} (minimum norm); {paper}")  # fmt: skip
         if self.case == "approximate":
             return (
                 f"lifts approximately at the paper's cutoff ({paper}); no exact lift down to τ = {self.resolution:.2g}"
@@ -128,7 +133,7 @@ def classify(rel_residual: np.ndarray, attainable: np.ndarray, residual_at_paper
 
 
 def profile(singular_values: Tensor, beta: Tensor, outside_sq: float, eta_norm: float, *, resolution: float,
-            paper_tau: float, shape: tuple[int, int]) -> CutoffProfile:  # fmt: skip
+            paper_tau: float) -> CutoffProfile:  # fmt: skip
     """The profile from J's singular values (descending, all of them), the target's coordinates ``beta`` in the
     matching left singular vectors, ‖η_⊥‖² (``outside_sq``), ‖η‖, the decomposition's resolution and the lift's τ."""
     S = singular_values.detach().to(torch.float64).cpu().numpy()
@@ -142,10 +147,43 @@ def profile(singular_values: Tensor, beta: Tensor, outside_sq: float, eta_norm: 
     n = int(((ratio >= resolution) & (S > 0)).sum())
     tail = np.concatenate([np.cumsum((b**2)[::-1])[::-1], [0.0]])  # tail[r] = Σ_{k ≥ r} β_k² (0-based)
     rel = np.sqrt(np.maximum(outside_sq, 0.0) + tail[1 : n + 1]) / eta_norm
-    size = np.sqrt(np.cumsum((b[:n] / S[:n]) ** 2))
+    with np.errstate(over="ignore"):  # a J far below unit scale: a lift too long for float64 is inf, not a warning
+        size = np.sqrt(np.cumsum((b[:n] / S[:n]) ** 2))
     attainable = np.maximum(rel, EPS * S[0] * size / eta_norm)
     r_paper = int((ratio >= paper_tau).sum())
     at_paper = 1.0 if r_paper == 0 else float(np.sqrt(max(outside_sq, 0.0) + tail[r_paper]) / eta_norm)
     case = classify(rel, attainable, at_paper)
     return CutoffProfile(ratio[:n].copy(), np.arange(1, n + 1), rel, size, attainable, float(resolution),
                          float(paper_tau), at_paper, r_paper, float(eta_norm), case)  # fmt: skip
+
+
+def from_decomposition(svd, op, eta: Tensor, tau: float) -> CutoffProfile | None:
+    """η's τ profile from a decomposition's whole basis (a ``lib.paper_b.lifting.TruncatedSVD``; None without one):
+    β = Uᵀη and ‖η_⊥‖² by one product with the basis, or with Jᵀ on the Gram route of a tall J (there
+    ‖η_⊥‖² = ‖η‖² − ‖β‖², within that route's resolution)."""
+    S = svd.singular_values
+    if svd.left_basis is not None:
+        beta = svd.left_basis.T @ eta
+        outside = float((eta - svd.left_basis @ beta).square().sum())
+    elif svd.right_basis is not None:
+        gamma = svd.right_basis.T @ op.rmatmul(eta)
+        positive = S > 0
+        beta = torch.where(positive, gamma / torch.where(positive, S, torch.ones_like(S)), torch.zeros_like(S))
+        outside = max(float(eta @ eta) - float(beta @ beta), 0.0)
+    else:
+        return None
+    return profile(S, beta, outside, float(eta.norm()), resolution=svd.resolution(op.shape), paper_tau=tau)
+
+
+def profiles_table(profiles: dict[str, CutoffProfile], caption: str = "The lifts at every cutoff (τ profiles)"):
+    """One row per lift: its case, where it is exact (τ and the size of the minimum-norm lift), its residual's floor,
+    and the rank and residual at the lift's own τ."""
+    rows = []
+    for label, prof in profiles.items():
+        exact = prof.exact_at
+        floor, where = prof.floor
+        rows.append((label, CASE_WORDS[prof.case], f"{exact[0]:.3g}" if exact else "—",
+                     f"{exact[1]:.4g}" if exact else "—", f"{floor:.3g} (τ = {where:.3g})", prof.rank_at_paper_tau,
+                     f"{prof.residual_at_paper_tau:.3g}"))  # fmt: skip
+    return Table(("lift", "case", "exact from τ", "its ‖c‖", "floor of the residual", "rank at τ", "residual at τ"),
+                 tuple(rows), caption=caption)  # fmt: skip

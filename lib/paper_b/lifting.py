@@ -12,8 +12,14 @@ projection, the residual ‖(I − P)η‖ of the truncated system and the rank 
 of c across parameters does.
 
 The cutoff τ has one default, :data:`TAU` (the paper's 1e-3), and one check, :func:`check_tau`, applied where a
-problem stores it and where ``lift`` receives it. How the dense products are routed on one CPU (which BLAS, which
-orientation) is not the paper's maths: see ``lib.kernels.cpu_linalg``.
+problem stores it and where ``lift`` receives it. Its answer depends on τ: every lift carries its τ profile
+(``LiftResult.profile``, :mod:`lib.paper_b.cutoff_profile`), the residual, rank and size at every cutoff J's spectrum
+allows, from the same decomposition, and which case holds (lifts exactly, approximately at the paper's τ, only below
+it, or not at any cutoff). Choosing τ: the exact SVD (``method="svd"``) resolves the profile down to round-off, the
+Gram route only to :data:`GRAM_MIN_TAU`; read the profile before trusting one τ.
+
+How the dense products are routed on one CPU (which BLAS, which orientation) is not the paper's maths: see
+``lib.kernels.cpu_linalg``.
 """
 
 from __future__ import annotations
@@ -26,13 +32,16 @@ import torch
 from torch import Tensor
 
 from lib.core.params import value_text
-from lib.kernels.cpu_linalg import column_norms, symmetric_eigh, thin_svd, tn_gram
+from lib.kernels.cpu_linalg import symmetric_eigh, thin_svd, tn_gram
+from lib.paper_b import cutoff_profile
+from lib.paper_b.jacobian_operator import DenseJacobian
 
 TAU = 1e-3  # the paper's relative singular-value cutoff (eq. 23): the one default of every τ in paper B
 GAUGES = ("sensitivity", "minnorm")
 METHODS = ("auto", "svd", "gram")
 GRAM_MIN_TAU = 1e-5  # "auto" uses the Gram route only for cutoffs at or above this
 CHOLESKY_MAX_COND = 1e6  # the gauge is solved by Cholesky of the r × r Gram AAᵀ up to this condition number, else QR
+EPS = torch.finfo(torch.float64).eps
 UNIT_EXPONENT = 200  # a dense J (or D) whose largest entry lies outside about [2⁻²⁰⁰, 2²⁰⁰] is rescaled by 2ᵏ
 
 
@@ -62,18 +71,26 @@ class LiftResult:
     method: str
     n_dead: int = 0
     extra: dict = field(default_factory=dict)
+    profile: cutoff_profile.CutoffProfile | None = None  # the lift at every cutoff (None: a decomposition without
+    # the singular bases, e.g. a caller's own TruncatedSVD)
 
     def summary(self) -> str:
-        """One line: rank, relative residual, principal angle, gauge."""
-        return (
+        """The case the τ profile finds, then one line at τ: rank, relative residual, principal angle, gauge."""
+        at_tau = (
             f"rank {self.rank} (τ={self.tau:g}), ‖(I−P)η‖/‖η‖ = {self.rel_residual:.3e}, "
             f"angle {self.principal_angle_deg:.3f}°, gauge {self.gauge}, ‖c‖ = {float(self.coef.norm()):.4g}"
         )
+        return at_tau if self.profile is None else f"η {self.profile.sentence()}\n{at_tau}"
+
+    def __repr__(self) -> str:
+        return f"LiftResult({self.summary().splitlines()[-1]})"
 
 
 @dataclass
 class TruncatedSVD:
-    """The retained part of J's SVD: U_r (M, r), σ_r (r,), V_r (p, r), all singular values, column norms."""
+    """The retained part of J's SVD: U_r (M, r), σ_r (r,), V_r (p, r), all singular values, column norms; and the
+    whole basis the decomposition computed, for the τ profile: the left singular vectors (M, n) of an SVD or of the
+    Gram route on a wide J, or the right ones (p, p) of the Gram route on a tall J (None where not available)."""
 
     U: Tensor
     S: Tensor
@@ -81,37 +98,19 @@ class TruncatedSVD:
     singular_values: Tensor
     col_norms: Tensor
     method: str
+    left_basis: Tensor | None = None
+    right_basis: Tensor | None = None
 
+    def __repr__(self) -> str:
+        return (f"TruncatedSVD(rank {self.S.shape[0]} of {self.singular_values.shape[0]} singular values, "
+                f"method {self.method!r})")  # fmt: skip
 
-class DenseJacobian:
-    """A dense Jacobian (M, p) behind the small operator interface ``lift`` uses (structured Jacobians, such as
-    ``lib.paper_b.annulus.MLPJacobian``, provide the same methods without forming J)."""
-
-    def __init__(self, J: Tensor):
-        self.J = J
-        self.shape = tuple(J.shape)
-
-    def col_norms(self) -> Tensor:
-        """‖J_{:,i}‖₂, shape (p,)."""
-        return column_norms(self.J)
-
-    def gram(self) -> Tensor:
-        """The smaller Gram matrix: J Jᵀ (M ≤ p) or Jᵀ J, by numpy's symmetric rank-k update (``tn_gram``; reference
-        ``J @ J.T`` or ``J.T @ J``): half the products of a general matrix product, 2.4 s against torch's 5.4 s on
-        the 20,160 × 2,273 Mexican-hat Jacobian (one core)."""
-        return tn_gram(self.J.T) if self.shape[0] <= self.shape[1] else tn_gram(self.J)
-
-    def matmul(self, C: Tensor) -> Tensor:
-        """J C for C (p,) or (p, k)."""
-        return self.J @ C
-
-    def rmatmul(self, W: Tensor) -> Tensor:
-        """Jᵀ W for W (M,) or (M, k)."""
-        return self.J.T @ W
-
-    def dense(self) -> Tensor:
-        """J itself."""
-        return self.J
+    def resolution(self, shape: tuple[int, int]) -> float:
+        """The smallest σ_k/σ₁ this decomposition resolves: max(M, p)·ε for an exact SVD, :data:`GRAM_MIN_TAU` for
+        the Gram route (it squares the condition number), the last sketched value for a sketch."""
+        S = self.singular_values
+        sketch = float(S[-1] / S[0]) if S.numel() and S[0] > 0 else 1.0
+        return {"svd": max(shape) * EPS, "gram": GRAM_MIN_TAU}.get(self.method, sketch)
 
 
 def _check_matrix(J):
@@ -175,14 +174,14 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
         if scale != 1.0:
             out = truncated_svd(op.J * scale, tau=tau, method=method)
             S, cols = out.singular_values / scale, out.col_norms / scale
-            return TruncatedSVD(out.U, out.S / scale, out.V, S, cols, out.method)
+            return TruncatedSVD(out.U, out.S / scale, out.V, S, cols, out.method, out.left_basis, out.right_basis)
     m, p = op.shape
     if method == "svd":
         if not hasattr(op, "dense"):
             raise ValueError(f"method='svd' needs a dense J; {type(op).__name__} has no dense()")
         U, S, V = thin_svd(op.dense())
         r = retained_rank(S, tau)
-        return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd")
+        return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd", left_basis=U)
     small_rows = m <= p
     w, Q = symmetric_eigh(op.gram())  # ascending
     w, Q = w.flip(0), Q.flip(1)
@@ -195,7 +194,8 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
     else:
         V = Q[:, :r]
         U = op.matmul(V / Sr)
-    return TruncatedSVD(U, Sr, V, S, col_norms, "gram")
+    basis = {"left_basis": Q} if small_rows else {"right_basis": Q}
+    return TruncatedSVD(U, Sr, V, S, col_norms, "gram", **basis)
 
 
 def _min_norm_solution(At: Tensor, alpha: Tensor) -> Tensor:
@@ -240,7 +240,8 @@ def lift(
     J (M, p) and target (M,) are used in float64. ``gauge="sensitivity"`` minimises Σ_i ‖J_{:,i}‖²c_i² inside the
     retained subspace (dead columns, ‖J_{:,i}‖ ≤ dead_tol·max, get c_i = 0); ``"minnorm"`` gives c = V_r Σ_r⁻¹ U_rᵀ η.
     ``method``: "svd" (exact), "gram" (eigendecomposition of the smaller Gram matrix; only for τ ≳ 1e-5, see
-    ``truncated_svd``), "auto". Pass ``svd`` to reuse one decomposition for several targets.
+    ``truncated_svd``), "auto". Pass ``svd`` to reuse one decomposition for several targets. The result's
+    ``profile`` is the lift at every cutoff the decomposition resolves (:mod:`lib.paper_b.cutoff_profile`).
     """
     _check_matrix(J)
     if isinstance(target, Tensor) and target.is_complex():
@@ -300,6 +301,7 @@ def lift(
     else:
         angle = float("nan")
     realised = float((op.matmul(coef) - eta).norm())
+    profile = cutoff_profile.from_decomposition(svd, op, eta, tau)
     return LiftResult(
         coef=coef,
         projection=proj,
@@ -313,4 +315,5 @@ def lift(
         tau=float(tau),
         method=svd.method,
         n_dead=n_dead,
+        profile=profile,
     )

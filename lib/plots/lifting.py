@@ -9,6 +9,8 @@ import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
 import numpy as np
 
+from lib.paper_b.cutoff_profile import EXACT, REPRESENTED, REPRESENTED_DEG
+
 
 def decision_boundaries(
     scores: Sequence[Sequence[np.ndarray]],
@@ -163,5 +165,42 @@ def spectrum(singular_values: Mapping[str, np.ndarray], tau: float):
     ax.set_ylabel(r"$\sigma_k/\sigma_1$")
     ax.set_ylim(1e-17, 2)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def cutoff_profiles(profiles: Mapping[str, object], *, title: str = ""):
+    """The τ profile of one or more lifts (``lib.paper_b.cutoff_profile.CutoffProfile``): the relative residual
+    ‖(I − P_τ)η‖/‖η‖ against the cutoff τ, one step per singular value, with the lifts' own τ (dotted), the
+    round-off line of an exact lift and the 10° representation line (dashed); each label gets its case."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    taus = set()
+    lowest = 1.0
+    for label, prof in profiles.items():
+        tau, rel = np.asarray(prof.tau), np.asarray(prof.rel_residual)
+        if not tau.size:
+            continue
+        x = np.concatenate([[1.0], tau])
+        y = np.concatenate([[1.0], rel])
+        lowest = min(lowest, float(np.min(np.maximum(rel, 1e-17))))
+        ax.step(x, np.maximum(y, 1e-17), where="post", lw=1.4, label=f"{label}: {prof.case.replace('_', ' ')}")
+        taus.add(prof.paper_tau)
+    for t in sorted(taus):
+        ax.axvline(t, color="k", ls=":", lw=1)
+        ax.annotate(f" τ = {t:g}", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=8, ha="left", va="top")
+    for y, text, colour in ((EXACT, "round-off (exact)", "tab:green"),
+                            (REPRESENTED, f"{REPRESENTED_DEG:g}° (represented)", "tab:red")):  # fmt: skip
+        ax.axhline(y, color=colour, ls="--", lw=0.8)
+        ax.annotate(text, (0.99, y), xycoords=("axes fraction", "data"), fontsize=8, ha="right", va="bottom",
+                    color=colour)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.invert_xaxis()
+    ax.set_ylim(max(min(lowest, 1e-11) / 10, 1e-17), 3)
+    ax.set_xlabel(r"cutoff $\tau$ (singular values kept: $\sigma_k \geq \tau\sigma_1$)")
+    ax.set_ylabel(r"relative residual $\|(I-P_\tau)\eta\|/\|\eta\|$")
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
     fig.tight_layout()
     return fig

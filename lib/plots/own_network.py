@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import matplotlib.pyplot as plt
 import numpy as np
 
-from lib.own_network.chapter import tensor_names
+from lib.own_network.lift_report import tensor_names
 from lib.paper_a import ablation
 from lib.paper_a import schur as S
 from lib.plots.schur import eigenvalue_plane

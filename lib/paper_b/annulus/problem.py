@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from lib.kernels.cpu_linalg import column_norms
 from lib.paper_b import lifting
 from lib.paper_b import symmetry as sym
 from lib.paper_b.annulus.data import DEFAULT_CONFIG, AnnulusConfig
@@ -227,5 +228,5 @@ def authors_resolve(
     J = torch.stack(rows)
     U, S, Vh = torch.linalg.svd(J, full_matrices=False)  # SVD(J) of the (N, p) matrix itself, as the paper's code
     r = lifting.retained_rank(S, tau)
-    svd = lifting.TruncatedSVD(U[:, :r], S[:r], Vh[:r].T, S, lifting.column_norms(J), "svd")
+    svd = lifting.TruncatedSVD(U[:, :r], S[:r], Vh[:r].T, S, column_norms(J), "svd")
     return lifting.lift(J, target, tau=tau, svd=svd)

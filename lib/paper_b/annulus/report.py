@@ -11,7 +11,7 @@ import math
 import torch
 
 from lib.core.tables import Table
-from lib.paper_b import sensitivity, symmetry
+from lib.paper_b import cutoff_profile, lifting, sensitivity, symmetry
 from lib.paper_b.annulus.condition_flows import FlowSet, start_of
 from lib.paper_b.annulus.data import ARCS, CONDITIONS
 from lib.paper_b.annulus.model import theta_to_module
@@ -217,3 +217,21 @@ def fixed_gauges_table(values: dict) -> Table:
     headers = ("direction", "condition", "‖δ‖ start", "fixed end, gauged [paper]", "fixed end, min-norm",
                "acc. end, gauged [paper]", "acc. end, min-norm", "‖c gauged‖/‖c min-norm‖")  # fmt: skip
     return Table(headers, tuple(rows), caption="Fixed flows in the two gauges; the paper's values in brackets")
+
+
+def cutoff_profiles(problem: AnnulusProblem, models: dict) -> tuple[dict, dict]:
+    """The τ profiles of c* (X f) and b* (−δ) at each trained model, from one exact SVD of its J (so every cutoff
+    down to round-off is resolved): ({"c", "b"} × arc → profile, glue values by name)."""
+    profiles, values = {}, {}
+    for d in ARCS:
+        theta = models[d]["theta"]
+        ev = problem.evaluate(theta)
+        J = ev.jac.dense()
+        svd = lifting.truncated_svd(J, tau=problem.tau, method="svd")
+        for kind in ("c", "b"):
+            prof = lifting.lift(J, problem.target(ev, kind), tau=problem.tau, svd=svd).profile
+            profiles[kind, d] = prof
+            values[f"profile_{kind}_{d}"] = prof.sentence()
+            values[f"profile_{kind}_{d}_case"] = prof.case
+            values[f"profile_{kind}_{d}_words"] = cutoff_profile.CASE_WORDS[prof.case]
+    return profiles, values

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from lib.kernels.cpu_linalg import matmul
-from lib.paper_b.lifting import TAU, LiftResult, TruncatedSVD, column_norms, lift, retained_rank
+from lib.kernels.cpu_linalg import column_norms, matmul
+from lib.paper_b.lifting import TAU, LiftResult, TruncatedSVD, lift, retained_rank
 from lib.paper_b.lifting_problem import check_kind
 from lib.paper_b.mexican_hat.probes import Probes, defect_field, force_jacobian, generator_field
 

@@ -7,9 +7,11 @@ or a ``lib.core.tables.Table``; the chapter glues and draws them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from torch import Tensor
 
-from lib.paper_b.lifting import column_norms
+from lib.kernels.cpu_linalg import column_norms
 from lib.paper_b.mexican_hat.data import DataConfig
 from lib.paper_b.mexican_hat.model import v_vector
 from lib.paper_b.mexican_hat.probes import (
@@ -43,6 +45,7 @@ def settings(probes: Probes, data: DataConfig | None = None) -> dict:
         "n_train_windows": n_windows - n_val, "n_val_windows": n_val, "integration_dt": mh["integration_dt"],
         "fine_dt": mh["integration_dt"] / mh["coarsening"], "hidden": mh["hidden"],
         "authors_steps_lo": min(mh["training_steps"]), "authors_steps_hi": max(mh["training_steps"]),
+        "authors_l1": mh["l1"],
         "authors_unit_step": mh["unit_step"], "paper_val_mse": notes["val_mse"].text,
         "paper_val_mse_steps": notes["val_mse_steps"], "paper_eq_aug": notes["equivariance_error_augmented"].text,
         "paper_eq_plain": notes["equivariance_error_plain"].text, "paper_rank": notes["rank"].text,
@@ -108,3 +111,41 @@ def equivariance_checks(theta0: Tensor, probes: Probes) -> dict:
         "rel_defect0": float(defect_field(theta0, probes).norm() / F0.norm()),
         "n_square": int(square.n_grid),
     }
+
+
+@dataclass
+class RankConventions:
+    """The lifts' τ profiles at θ₀ (``profiles["c"]``, ``["b"]``) with their table, the rank under each cutoff
+    convention with its table, and the glued values (``lib.paper_b.mexican_hat.rank_conventions``)."""
+
+    profiles: dict
+    ranks: dict
+    table: object
+    profile_table: object
+    glue: dict
+
+
+def rank_conventions(theta0: Tensor, probes: Probes, *, tau: float) -> RankConventions:
+    """c*'s and b*'s τ profiles through one Gram eigendecomposition of the pooled J at θ₀ (it resolves cutoffs down to
+    ``lifting.GRAM_MIN_TAU``), and the retained rank under every cutoff convention against the notes' rank."""
+    from lib.paper_b import lifting
+    from lib.paper_b.cutoff_profile import CASE_WORDS, profiles_table
+    from lib.paper_b.mexican_hat import rank_conventions as conv
+
+    paper_rank = int(symmetry_lifting.HAMILTONIAN_NOTES["rank"].value)
+    J = force_jacobian(theta0, probes)
+    svd = lifting.truncated_svd(J, tau=tau, method="gram")
+    targets = {"c": generator_field(theta0, probes).reshape(-1), "b": -defect_field(theta0, probes).reshape(-1)}
+    profiles = {k: lifting.lift(J, t, tau=tau, gauge="minnorm", svd=svd).profile for k, t in targets.items()}
+    found = conv.ranks(*conv.spectra(J), tau)
+    values = {f"rank_conv_{k}": v for k, v in found.items()}
+    values.update(
+        rank_conv_finding=conv.finding(found, paper_rank),
+        rank_conv_match=", ".join(conv.matching(found, paper_rank)) or "none",
+        mh_profile_c=profiles["c"].sentence(), mh_profile_b=profiles["b"].sentence(),
+        mh_profile_c_case=profiles["c"].case, mh_profile_b_case=profiles["b"].case,
+        mh_profile_c_words=CASE_WORDS[profiles["c"].case], mh_profile_b_words=CASE_WORDS[profiles["b"].case],
+        mh_profile_resolution=profiles["c"].resolution,
+    )  # fmt: skip
+    profile_table = profiles_table({"XF (c*)": profiles["c"], "−δ (b*)": profiles["b"]})
+    return RankConventions(profiles, found, conv.conventions_table(found, paper_rank, tau), profile_table, values)
