@@ -134,4 +134,4 @@ def test_the_mexican_hat_rank_is_explained_only_by_a_convention_that_gives_the_p
     assert "3000 minibatch steps with L1 weight 0" in gap.test and "20,000–50,000 full-batch steps" in gap.test
     assert "by their configuration" not in gap.test  # the chapter departs from it: it must never say so
     (gap,) = discrepancies.discrepancies([rec], _rank_values(J_gram=22))
-    assert gap.status == "explained" and "σ_k² ≥ τ·σ₁² gives the paper's 22" in gap.test
+    assert gap.status == "explained" and "σₖ(J)² ≥ τ·σ₁(J)² gives the paper's 22" in gap.test

@@ -235,3 +235,9 @@ def cutoff_profiles(problem: AnnulusProblem, models: dict) -> tuple[dict, dict]:
             values[f"profile_{kind}_{d}_case"] = prof.case
             values[f"profile_{kind}_{d}_words"] = cutoff_profile.CASE_WORDS[prof.case]
     return profiles, values
+
+
+def profile_labels(profiles: dict) -> dict:
+    """The profiles of :func:`cutoff_profiles` under the labels the figure and the table show."""
+    names = {"c": "Xf (c*)", "b": "−δ (b*)"}
+    return {f"{names[kind]}, {d}/trained": prof for (kind, d), prof in profiles.items()}

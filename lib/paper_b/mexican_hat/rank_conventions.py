@@ -18,14 +18,14 @@ from lib.core.tables import Table
 from lib.kernels.cpu_linalg import symmetric_eigh, tn_gram
 from lib.papers.symmetry_lifting import DEAD_COLUMN
 
-#: The conventions: key → (the rule, what it would mean). σ are J's singular values, σᴰ those of J D⁻¹.
+#: The conventions: key → (the rule, what it would mean), on the singular values of J or of J D⁻¹.
 CONVENTIONS: dict[str, tuple[str, str]] = {
-    "J_tau": ("σ_k ≥ τ·σ₁", "the book's reading of eq. 23: τ on J's own singular values"),
-    "J_tau2": ("σ_k ≥ τ²·σ₁", "τ squared: a cutoff meant for σ² applied to σ"),
-    "J_gram": ("σ_k² ≥ τ·σ₁²", "τ on the eigenvalues of JᵀJ (the Gram route's spectrum)"),
-    "JD_tau": ("σᴰ_k ≥ τ·σᴰ₁", "after the gauge: τ on the column-normalised J D⁻¹"),
-    "JD_tau2": ("σᴰ_k ≥ τ²·σᴰ₁", "after the gauge, τ squared"),
-    "JD_gram": ("σᴰ_k² ≥ τ·σᴰ₁²", "after the gauge, τ on the Gram's eigenvalues"),
+    "J_tau": ("σₖ(J) ≥ τ·σ₁(J)", "the book's reading of eq. 23: τ on J's own singular values"),
+    "J_tau2": ("σₖ(J) ≥ τ²·σ₁(J)", "τ squared: a cutoff meant for σ² applied to σ"),
+    "J_gram": ("σₖ(J)² ≥ τ·σ₁(J)²", "τ on the eigenvalues of JᵀJ (the Gram route's spectrum)"),
+    "JD_tau": ("σₖ(JD⁻¹) ≥ τ·σ₁(JD⁻¹)", "after the gauge: τ on the column-normalised J D⁻¹"),
+    "JD_tau2": ("σₖ(JD⁻¹) ≥ τ²·σ₁(JD⁻¹)", "after the gauge, τ squared"),
+    "JD_gram": ("σₖ(JD⁻¹)² ≥ τ·σ₁(JD⁻¹)²", "after the gauge, τ on the Gram's eigenvalues"),
 }
 
 
@@ -68,7 +68,7 @@ def conventions_table(found: dict[str, int], paper_rank: int, tau: float) -> Tab
     return Table(
         ("cutoff convention", "what it would mean", "our rank", f"the paper's {paper_rank}?"),
         rows,
-        caption=f"The resolved rank at τ = {tau:g} under each cutoff convention (σ: J's singular values, σᴰ: J D⁻¹'s)",
+        caption=f"The resolved rank at τ = {tau:g} under each cutoff convention",
     )
 
 
