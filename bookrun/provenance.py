@@ -47,7 +47,8 @@ def section(build: Path) -> str:
     lines = ["### This build's arithmetic", ""]
     if prov["pinned"]:
         lines.append(f"The chapters were computed with the book's pinned arithmetic (pin set `{prov['pin_version']}`): "
-                     "the numbers of this build are the book's, bit for bit.")  # fmt: skip
+                     "the libraries ran the kernels the pins select (whether its numbers equal the published "
+                     "reference bit for bit is below).")  # fmt: skip
     else:
         lines.append("The chapters were **not** computed with the book's pinned arithmetic, so their last bits (and "
                      "through training, some solutions) are this machine's:")  # fmt: skip

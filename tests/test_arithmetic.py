@@ -188,6 +188,10 @@ def test_only_a_pinned_build_with_the_reference_libraries_must_match_bit_for_bit
     assert reference.comparable(dict(ref), ref)[0]
     assert not reference.comparable({**ref, "pinned": False, "departures": ["x"]}, ref)[0]
     assert not reference.comparable({**ref, "versions": {"torch": "2.14.0+cpu"}}, ref)[0]
+    intel = {**ref, "cpu": {"vendor": "GenuineIntel"}}
+    assert reference.comparable(dict(intel), intel)[0]
+    same, why = reference.comparable({**intel, "cpu": {"vendor": "AuthenticAMD"}}, intel)
+    assert not same and "published on a GenuineIntel CPU and this build ran on a AuthenticAMD one" in why
 
 
 def test_the_appendix_record_says_whether_the_build_is_pinned_and_what_moved(tmp_path):
@@ -211,7 +215,7 @@ def test_the_appendix_record_says_whether_the_build_is_pinned_and_what_moved(tmp
     assert "| `a` | 2 | 1 |" in text
     record.update(pinned=True, departures=[])
     (tmp_path / "provenance.json").write_text(json.dumps(record))
-    assert "the numbers of this build are the book's, bit for bit" in page.section(tmp_path)
+    assert "the libraries ran the kernels the pins select" in page.section(tmp_path)
 
 
 def test_a_cpu_without_avx2_gets_only_the_thread_pins():

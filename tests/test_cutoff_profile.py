@@ -166,3 +166,10 @@ def test_the_flow_has_the_papers_defaults_and_the_reprs_are_one_line():
     lifted = lift_symmetry(_mlp(), _probes(), OMEGA)
     for text in (repr(lifted), repr(lifted.c), repr(lifted.profile)):
         assert "\n" not in text and len(text) < 400, text
+
+
+def test_a_zero_direction_says_so_instead_of_failing():
+    J, _, _ = _matrix(20, 40, np.logspace(0, -3, 20), seed=8)
+    prof = lifting.lift(J, torch.zeros(20, dtype=F64), method="svd").profile
+    assert prof.case == "exact" and prof.sentence().startswith("is zero: there is nothing to lift")
+    assert "nothing to lift" in repr(prof)

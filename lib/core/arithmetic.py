@@ -1,5 +1,6 @@
-"""The book's floating-point arithmetic: the pins that give its numbers the same bits on every x86-64 CPU with AVX2
-and FMA, Intel's or another vendor's, what is in force in this process, and the provenance record of a build.
+"""The book's floating-point arithmetic: the pins that give its numbers the same bits on every Intel x86-64 CPU with
+AVX2 (and MKL the same branch on another vendor's), what is in force in this process, and the provenance record of
+a build.
 
 Trained networks amplify rounding into different solutions, so the same code gives other numbers wherever a library
 picks another instruction set, kernel or thread split. :data:`PINS` fixes each choice that was measured to move the

@@ -146,4 +146,12 @@ def comparable(provenance: dict[str, Any], published: dict[str, Any]) -> tuple[b
         return False, f"the reference was built under {published.get('signature')}, this one {provenance['signature']}"
     if provenance.get("versions") != published.get("versions"):
         return False, f"library versions differ: reference {published.get('versions')}, here {provenance['versions']}"
+    ours, theirs = (p.get("cpu", {}).get("vendor") for p in (provenance, published))
+    if ours != theirs:
+        # MKL's vendor answer makes both vendors run AVX2,STRICT and the probe's library operations agree, but no whole
+        # build on another vendor has yet been shown to equal the reference (issue 46): compared, not required
+        return False, (
+            f"the reference was published on a {theirs} CPU and this build ran on a {ours} one; a whole "
+            "build on another vendor has not yet been shown to equal it, so it is compared, not required"
+        )
     return True, "pinned arithmetic, the reference's libraries"

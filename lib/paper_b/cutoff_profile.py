@@ -100,6 +100,8 @@ class CutoffProfile:
         paper = (f"at the paper's τ = {self.paper_tau:g}: rank {self.rank_at_paper_tau}, relative residual "
                  f"{self.residual_at_paper_tau:.3g}")  # fmt: skip
         floor, where = self.floor
+        if self.eta_norm == 0:
+            return "is zero: there is nothing to lift (every cutoff gives c = 0)"
         if self.case == "exact":
             tau, size, residual = self.exact_at
             return (f"lifts exactly: the residual reaches round-off ({residual:.2g} relative) at τ = {tau:.3g}, by "
