@@ -53,7 +53,7 @@ def test_only_the_parameters_cell_shows_its_code(chapter):
 
 def test_a_rerun_line_sits_above_the_parameters_cell(chapter):
     text = chapter.read_text()
-    before = text[: text.index(":tags: [parameters]")]
+    before = text[: text.index(":tags: [parameters")]
     last_prose = before.rstrip().rsplit("\n\n", 2)[-2]
     assert "scripts/execute_book.py --only" in last_prose, f"{chapter.name}: no rerun line above the parameters cell"
 

@@ -64,7 +64,10 @@ def test_per_solution_statements_are_decided_by_the_wilson_bounds(k, n, kind):
 
 def test_undecided_names_n_k_and_what_would_decide_it():
     c = share(6, 10)
-    assert c.verdict == f"undecided at n = 10 (6 of 10; {c.decision.needed} would decide it at this rate)"
+    assert c.verdict == (
+        f"undecided at n = 10: the statement is undecided (6 of 10: the interval crosses its line; "
+        f"{c.decision.needed} solutions would decide it at this rate)"
+    )
     assert c.robustness.startswith("6 of 10 (95% CI 0.31–0.83")
     lo, _ = verdicts.wilson(0.6 * c.decision.needed, c.decision.needed)
     assert lo > 0.5 and verdicts.wilson(0.6 * (c.decision.needed - 1), c.decision.needed - 1)[0] <= 0.5
@@ -191,7 +194,7 @@ def test_publish_and_read_back():
     glued = {}
     cs = [claim(id="A1", per_solution=[True, False], line="majority"), claim(id="A2", matches=True, ours=(1, 2))]
     claims.publish(cs, lambda name, value, display: glued.__setitem__(name, value))
-    assert glued["claim_A1_verdict"].startswith("undecided at n = 2 (1 of 2;")
+    assert glued["claim_A1_verdict"].startswith("undecided at n = 2: the statement is undecided (1 of 2:")
     rec = json.loads(glued["claim_A2"])
     assert rec["verdict"] == "reproduced" and rec["ours"] == [1, 2]
     back = claims.records_from_values(glued, "ch")

@@ -97,7 +97,7 @@ def test_a_value_missing_from_an_executed_chapter_is_an_error_not_a_silent_unexp
 
 
 def test_claims_that_match_or_check_code_are_not_discrepancies():
-    matched = _rec(verdict="reproduced", kind="reproduced", value_decision=True)
+    matched = _rec(verdict="reproduced", kind="reproduced", value_decision=True, ours=0.095, interval=[0.09, 0.1])
     identity = _rec(group="identity")
     assert discrepancies.discrepancies([matched, identity], {}) == []
 
@@ -124,14 +124,19 @@ def _rank_values(**ranks) -> dict:
             "mexican_hat::rank_conv_finding": conv.finding(found, 22),
             "mexican_hat::rank_conv_match": ", ".join(conv.matching(found, 22)) or "none",
             "mexican_hat::train_steps": 3000, "mexican_hat::l1_trained": 0.0, "mexican_hat::authors_steps_lo": 20000,
-            "mexican_hat::authors_steps_hi": 50000, "mexican_hat::authors_l1": 1e-5}  # fmt: skip
+            "mexican_hat::authors_steps_hi": 50000, "mexican_hat::authors_l1": 1e-5, "mexican_hat::batch_size": 850,
+            "mexican_hat::n_train_windows": 6000, "mexican_hat::l1run_rank": 40, "mexican_hat::ours_rank": 42,
+            "mexican_hat::l1run_val_mse": 1e-4, "mexican_hat::ours_val_mse": 5e-5, "mexican_hat::paper_rank": "22",
+            "mexican_hat::authors_full_batch_work": 47.0}  # fmt: skip
 
 
 def test_the_mexican_hat_rank_is_explained_only_by_a_convention_that_gives_the_papers_rank():
     rec = _rec("B96_rank", paper_number=22, ours=42, chapter="mexican_hat")
     (gap,) = discrepancies.discrepancies([rec], _rank_values())
     assert gap.status == "unexplained" and "no convention gives the paper's 22" in gap.test
-    assert "3000 minibatch steps with L1 weight 0" in gap.test and "20,000–50,000 full-batch steps" in gap.test
-    assert "by their configuration" not in gap.test  # the chapter departs from it: it must never say so
+    assert "3,000 steps where they give 20,000–50,000" in gap.test and "L1 weight 0 where they give 1e-05" in gap.test
+    assert "minibatches of 850 windows where they take all 6000" in gap.test
+    assert "With their L1 weight on our schedule the rank is 40 (without: 42)" in gap.test
+    assert "as the authors configured it" not in gap.test  # the chapter departs from it: it must never say so
     (gap,) = discrepancies.discrepancies([rec], _rank_values(J_gram=22))
     assert gap.status == "explained" and "σₖ(J)² ≥ τ·σ₁(J)² gives the paper's 22" in gap.test

@@ -35,6 +35,10 @@ def test_verdict_rules():
     assert oq.confound_verdict(True, True, "none to test") == "explains"
     assert oq.confound_verdict(True, True, "do not avoid") == "partly explains"
     assert oq.confound_verdict(False, False, "do not avoid") == "does not explain"
+    # an adjusted R² at or below zero explains nothing, whatever the other criteria say
+    assert oq.confound_verdict(False, True, "avoid", r2_projection=-0.05) == "does not explain"
+    assert oq.confound_verdict(False, True, "avoid", r2_projection=0.3) == "partly explains"
+    assert not oq.regression_better(-0.1, -0.5)  # better than the identity, but explains nothing
     with pytest.raises(ValueError, match="avoid='maybe'"):
         oq.confound_verdict(True, True, "maybe")
     assert oq.distance_verdict(1, 0) == "holds in part"

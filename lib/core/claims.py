@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lib.core.lines import LINES, line
-from lib.core.verdicts import STATISTICS, VERDICTS, Decision, decide, evidence_text, verdict_text
+from lib.core.verdict_text import evidence_text, verdict_text
+from lib.core.verdicts import STATISTICS, VERDICTS, Decision, decide
 
 #: The scorecard's three groups of claims: the papers' findings, deterministic re-runs of the authors' own
 #: configuration (the same data, seed and settings give the same digits), identities of the book's own code.
@@ -57,7 +58,8 @@ class Claim:
     ``ours_values`` (``ours`` for "model"), ``paper_number``, ``tolerance`` and optionally ``kind_band``: a value
     decided by its interval. ``matches`` / ``holds``: the booleans of one deterministic computation. ``learned``
     marks the solutions of ``ours_values`` that learned their task (:data:`LINES` ``learned_fvu``). ``group``: one of
-    :data:`GROUPS`.
+    :data:`GROUPS`. ``support``: the values the quantity can take ((0, None): not negative; (0, 1): a share), to
+    which its interval is cut.
     """
 
     id: str
@@ -80,6 +82,8 @@ class Claim:
     kind_band: tuple[float, float] | None = None
     learned: tuple[bool, ...] | None = None
     group: str = "finding"
+    support: tuple[float | None, float | None] | None = None
+    unit: str = "solutions"
 
     def __post_init__(self):
         if not _ID.match(self.id):
@@ -105,6 +109,10 @@ class Claim:
                 raise ValueError(f"claim {self.id}: statistic needs paper_number= and tolerance= ≥ 0")
             if self.statistic != "model" and not self.ours_values:
                 raise ValueError(f"claim {self.id}: statistic={self.statistic!r} needs ours_values=")
+        if self.support is not None:
+            lo, hi = self.support
+            if lo is not None and hi is not None and not lo < hi or self.statistic is None:
+                raise ValueError(f"claim {self.id}: support={self.support!r} needs statistic= and low < high")
         if self.kind_band is not None and self.statistic is None:
             raise ValueError(f"claim {self.id}: kind_band needs statistic=")
         if self.learned is not None and (self.ours_values is None or len(self.learned) != len(self.ours_values)):
@@ -183,3 +191,23 @@ def section_anchor(title: str) -> str:
     from docutils.nodes import make_id
 
     return make_id(title)
+
+
+def pool(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """One claim's records on two disjoint sets of solutions (:data:`SECOND_SET_START`) as one record over both:
+    the per-solution judgements, values and learned marks joined, then decided again (verdict, kind, evidence).
+    A field one set lacks stays the first set's (a deterministic value, a statement without solutions)."""
+    if first["id"] != second["id"]:
+        raise ValueError(f"pool: records of two claims ({first['id']!r}, {second['id']!r})")
+    out = dict(first)
+    for name in ("per_solution", "ours_values", "learned"):
+        a, b = first.get(name), second.get(name)
+        if a is not None and b is not None:
+            out[name] = list(a) + list(b)
+    if first.get("statistic") == "model":
+        out["ours_values"] = first.get("ours_values")
+    d = decide(out)
+    out.update(verdict=verdict_text(d), kind=d.kind, robustness=evidence_text(d), interval=_plain(d.interval),
+               k=d.k, n=d.n, needed=d.needed, statement_decision=_plain(d.statement),
+               value_decision=_plain(d.value))  # fmt: skip
+    return out

@@ -26,7 +26,8 @@ from lib.core.lines import line
 from lib.core.scorecard import SHORT, badge
 from lib.core.tables import Link, Table, as_myst
 
-#: Each paper's central claims, in the order a reader meets them (ids of ``lib.core.claims`` records).
+#: Each paper's central claims, in the order a reader meets them (ids of ``lib.core.claims`` records): its headline
+#: results, the ones the findings page leads with. Counts keep the findings apart from identities of the book's code.
 CENTRAL = {
     "A": (
         "A3_CC_stabilizer",
@@ -82,13 +83,13 @@ def reason(rec: Mapping[str, Any]) -> str:
     value against the paper's (with the ratio where they differ)."""
     parts = []
     if rec.get("per_solution") is not None and rec.get("n"):
-        parts.append(f"holds in {rec['k']} of {rec['n']} solutions")
+        parts.append(f"holds in {rec['k']} of {rec['n']} {rec.get('unit') or 'solutions'}")
     paper = rec.get("paper_number")
     ours = rec.get("ours")
     if paper is not None and ours is not None:
         text = f"ours {number(ours)} against the paper's {rec['paper_value']}"
         r = _ratio(ours, paper)
-        if r is not None and rec.get("value_decision") is False:
+        if r is not None and (rec.get("value_decision") is False or max(r, 1 / r) > line("kind_factor")):
             text += f" ({r:.1f}× the paper's)" if r >= 1 else f" ({1 / r:.1f}× below the paper's)"
         parts.append(text)
     elif ours is not None and not parts:
@@ -97,16 +98,31 @@ def reason(rec: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "—"
 
 
+#: The network each chapter of paper B judges its claims on (the findings page names it beside each claim).
+NETWORKS = {
+    "annulus": "the annulus classifier",
+    "mexican_hat": "the Mexican-hat ASRNN",
+    "lifting_criterion": "the criterion's small MLPs (an identity of the book's code)",
+}
+
+
 def central_table(records: Sequence[Mapping[str, Any]], paper: str) -> Table:
-    """A paper's central claims: the statement (linked to where it is computed), the verdict and its reason."""
+    """A paper's central claims: the statement (linked to where it is computed), the verdict and its reason; for
+    paper B also the network it is judged on and the rule that judges it (its criterion)."""
     by_id = {r["id"]: r for r in records}
     rows = []
     for cid in CENTRAL[paper]:
         rec = by_id.get(cid)
         if rec is None:
             continue
-        rows.append((Link(rec["statement"], rec["link"]), badge(rec["kind"], SHORT[rec["kind"]]), reason(rec)))
-    return Table(("the paper's claim", "verdict", "the number that decides it"), tuple(rows), ".3g")
+        row = (Link(rec["statement"], rec["link"]), badge(rec["kind"], SHORT[rec["kind"]]), reason(rec))
+        if paper == "B":
+            row = (row[0], NETWORKS.get(rec["chapter"], rec["chapter"]), *row[1:], rec["criterion"])
+        rows.append(row)
+    head = ("the paper's claim", "verdict", "the number that decides it")
+    if paper == "B":
+        head = (head[0], "network", *head[1:], "judged against")
+    return Table(head, tuple(rows), ".3g")
 
 
 def findings_values(
@@ -125,11 +141,15 @@ def findings_values(
 
 
 def central_values(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Per paper, how many of its central claims are reproduced (fully or in kind) and which are not, in words."""
+    """Per paper, how many of its central findings (group "finding") are reproduced (fully or in kind), undecided
+    and not reproduced, which are not, in words; and apart, how many central identities of the book's code hold."""
     by_id = {r["id"]: r for r in records}
     out: dict[str, Any] = {}
     for paper, ids in CENTRAL.items():
-        recs = [by_id[i] for i in ids if i in by_id]
+        identities = [by_id[i] for i in ids if i in by_id and by_id[i]["group"] != "finding"]
+        out[f"central_identities_{paper}"] = len(identities)
+        out[f"central_identities_held_{paper}"] = sum(r["kind"] == "reproduced" for r in identities)
+        recs = [by_id[i] for i in ids if i in by_id and by_id[i]["group"] == "finding"]
         held = [r for r in recs if SHORT[r["kind"]] in ("reproduced", "in kind")]
         failed = [r for r in recs if SHORT[r["kind"]] == "not reproduced"]
         open_ = [r for r in recs if SHORT[r["kind"]] == "undecided"]

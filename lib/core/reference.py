@@ -26,14 +26,50 @@ FILES = ("results.json", "claims.json", "provenance.json")
 #: ``pending``, not ``new``: every published value is still required bit for bit.
 PENDING = "pending.json"
 
-#: The one rule for exempt values: a glued name that states a duration (wall-clock seconds or minutes of this run).
+#: The rules for exempt values: a glued name that states a duration (wall-clock seconds or minutes of this run), or
+#: one that states this build's standing against the reference itself (:data:`STANDING`, which a publish changes).
 #: Nothing else is exempt: a number of the science that differs is a difference.
 TIMING = re.compile(r"(^|_)(seconds|secs|minutes|time|timing|timings|wall)(_|$)")
+STANDING = "build_vs_reference"
 
 
 def exempt(key: str) -> bool:
-    """Whether ``"<chapter>::<name>"`` is a timing (exempt from the comparison with the reference)."""
-    return bool(TIMING.search(key.split("::", 1)[-1]))
+    """Whether ``"<chapter>::<name>"`` is a timing or the build's standing (exempt from the comparison)."""
+    name = key.split("::", 1)[-1]
+    return bool(TIMING.search(name)) or name.startswith(STANDING)
+
+
+def standing(values: dict[str, Any], claims: dict[str, dict], folder: Path = PUBLISHED) -> dict[str, Any]:
+    """This build's standing against the published reference, for the findings page: whether the chapters' values
+    (``{"<chapter>::<name>": value}``, those of the chapters read) and claim records are the reference's, and where
+    not, how many values and verdicts differ. Keys start with :data:`STANDING`."""
+    from IPython.display import Markdown
+
+    try:
+        ref = load(folder)
+    except FileNotFoundError:
+        text = "No published reference is in this checkout, so nothing says whether these numbers are it."
+        return {STANDING: text, f"{STANDING}_md": Markdown(text)}
+    chapters = {k.split("::", 1)[0] for k in values}
+    ref = {**ref, "results": {k: v for k, v in ref["results"].items() if k.split("::", 1)[0] in chapters},
+           "claims": {c: r for c, r in ref["claims"].items() if r.get("chapter") in chapters}}  # fmt: skip
+    diff = compare(values, claims, ref)
+    version = ref["provenance"].get("version", "unknown")
+    differing = len(diff["moved"]) + len(diff["missing"]) + len(diff["new"])
+    if agrees(diff):
+        text = (f"These are the numbers of the published reference (version {version}): all {diff['compared']} "
+                "values the chapters computed are identical to it, bit for bit.")  # fmt: skip
+    else:
+        numbers = sum(m["relative"] is not None for m in diff["moved"])
+        parts = [f"{numbers} numbers, by at most {diff['max_relative']:.2g} relative" if numbers else "no number"]
+        parts += [f"{n} {what}" for n, what in ((len(diff["moved"]) - numbers, "texts"), (len(diff["new"]), "new"),
+                                                (len(diff["missing"]), "gone")) if n]  # fmt: skip
+        text = (f"This build is not the published reference (version {version}): of the "
+                f"{diff['compared'] + len(diff['new'])} values the chapters computed, {differing} differ from it "
+                f"({'; '.join(parts)}), and {len(diff['verdicts_moved'])} claims' verdicts read "
+                "differently.")  # fmt: skip
+    return {STANDING: text, f"{STANDING}_md": Markdown(text), f"{STANDING}_agrees": agrees(diff),
+            f"{STANDING}_differing": differing, f"{STANDING}_verdicts": len(diff["verdicts_moved"])}  # fmt: skip
 
 
 def load(folder: Path = PUBLISHED) -> dict[str, Any]:

@@ -7,10 +7,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lib.core.claims import GROUPS, SECOND_SET_START, counts
+from lib.core.claims import GROUPS, SECOND_SET_START, counts, pool
 from lib.core.lines import LINES
 from lib.core.tables import Badge, Code, Details, Table, names_as_code
-from lib.core.verdicts import CONFIDENCE, PAPER_SEMS, VERDICTS, leave_one_out, wilson, without_unlearned
+from lib.core.verdict_text import statement_words, value_words
+from lib.core.verdicts import CONFIDENCE, PAPER_SEMS, VERDICTS, decide, leave_one_out, wilson, without_unlearned
 
 SUMMARY_KEYS = ("n_reproduced", "n_in_kind", "n_undecided", "n_not_reproduced", "n_not_testable")
 
@@ -140,11 +141,11 @@ def scorecard(
 ) -> Table:
     """Paper ``paper``'s claims by section: the statement (on demand: its id as code, verdict, criterion and a link,
     named by the chapter's title in ``titles``, to where it is computed), the paper's value and ours, the verdict
-    badge, the evidence, and the verdict without any one solution and on the second set."""
+    badge, the evidence, and the verdict without any one solution, on the second set and on both sets pooled."""
     second, titles = second or {}, titles or {}
     rows = sorted((r for r in records if r["paper"] == paper), key=lambda r: (r["section"], r["id"]))
     return Table(
-        ("claim", "paper", "ours", "verdict", "evidence", "any one left out", "second set"),
+        ("claim", "paper", "ours", "verdict", "evidence", "any one left out", "second set", "both pooled"),
         tuple(
             (
                 Details(
@@ -160,11 +161,20 @@ def scorecard(
                 evidence_cell(r),
                 without_one_cell(r),
                 badge(second[r["id"]]["kind"], SHORT[second[r["id"]]["kind"]]) if r["id"] in second else "—",
+                pooled_cell(r, second.get(r["id"])),
             )
             for r in rows
         ),
         caption=f"Paper {paper}: every claim, ours beside the paper's, the verdict, its evidence and its stability",
     )
+
+
+def pooled_cell(first: Mapping[str, Any], second: Mapping[str, Any] | None) -> Any:
+    """The verdict on both sets of solutions pooled (:func:`lib.core.claims.pool`), or "—"."""
+    if second is None:
+        return "—"
+    both = pool(dict(first), dict(second))
+    return badge(both["kind"], SHORT[both["kind"]])
 
 
 def lines_table() -> Table:
@@ -195,15 +205,10 @@ def undecided_table(records: Sequence[Mapping[str, Any]]) -> Table:
     for r in sorted(records, key=lambda r: r["id"]):
         if r["kind"] != VERDICTS[2]:
             continue
-        if r.get("n") and r.get("needed") is not None:
-            why = f"{r['robustness']} against the line {r['line']:g}; {r['needed']} solutions would decide it"
-        elif r.get("n"):
-            why = f"{r['robustness']} against the line {r['line']:g}; at this rate no number of solutions decides it"
-        else:
-            lo, hi = r["interval"]
-            p, tol = r["paper_number"], r["tolerance"]
-            why = f"our interval {lo:.3g} to {hi:.3g} against the paper's {p:g} ± {tol:.2g}"
-            if r.get("kind_band"):
-                why += f" (in kind: {r['kind_band'][0]:.3g} to {r['kind_band'][1]:.3g})"
+        d = decide(r)
+        parts = [statement_words(d) if d.statement is None else "", value_words(d) if d.value is None else ""]
+        why = "; ".join(p for p in parts if p)
+        if d.value is None and r.get("kind_band"):
+            why += f" (in kind: {r['kind_band'][0]:.3g} to {r['kind_band'][1]:.3g})"
         rows.append((r["statement"], why, Code(r["id"])))
     return Table(("claim", "why undecided", "id"), tuple(rows), caption="Every undecided claim, and why")

@@ -103,13 +103,34 @@ def t_quantile(dof: int) -> float:
     return float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof))
 
 
-def interval(values: Sequence[float], statistic: str) -> tuple[float, float]:
+def _finite(values: Sequence[float]) -> list[float]:
+    return [float(x) for x in values if x is not None and math.isfinite(float(x))]
+
+
+def clip(lo: float, hi: float, support: Sequence[float | None] | None) -> tuple[float, float]:
+    """[lo, hi] ∩ ``support`` ((low, high), None for an unbounded end): what the quantity cannot take is no part of
+    an interval for it (the intersection keeps the interval's coverage)."""
+    if support is None:
+        return lo, hi
+    a, b = support
+    lo, hi = (lo if a is None else max(lo, a)), (hi if b is None else min(hi, b))
+    return lo, hi
+
+
+def _spread(n: int, sd: float, statistic: str) -> float:
+    return t_quantile(n - 1) * sd * (1 / math.sqrt(n) if statistic == "mean" else math.sqrt(1 + 1 / n))
+
+
+def interval(
+    values: Sequence[float], statistic: str, support: Sequence[float | None] | None = None
+) -> tuple[float, float]:
     """Our ``CONFIDENCE`` interval for what the paper's number measures (see the module docstring); the finite
-    ``values`` only. "model": one value, a point; "mean": mean ± t·SEM; "one": mean ± t·SD·√(1 + 1/n). One value
-    gives a point; none gives (NaN, NaN)."""
+    ``values`` only. "model": one value, a point; "mean": mean ± t·SEM; "one": mean ± t·SD·√(1 + 1/n); cut to the
+    quantity's ``support`` (e.g. (0, None) for one that cannot be negative). One value gives a point; none gives
+    (NaN, NaN)."""
     if statistic not in STATISTICS:
         raise ValueError(f"statistic={statistic!r} must be one of {STATISTICS}")
-    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
+    v = _finite(values)
     if not v:
         return math.nan, math.nan
     if statistic == "model" or len(v) == 1:
@@ -118,9 +139,29 @@ def interval(values: Sequence[float], statistic: str) -> tuple[float, float]:
         return v[0], v[0]
     n = len(v)
     mean = sum(v) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (n - 1))
-    half = t_quantile(n - 1) * sd * (1 / math.sqrt(n) if statistic == "mean" else math.sqrt(1 + 1 / n))
-    return mean - half, mean + half
+    half = _spread(n, math.sqrt(sum((x - mean) ** 2 for x in v) / (n - 1)), statistic)
+    return clip(mean - half, mean + half, support)
+
+
+def values_to_decide(
+    values: Sequence[float], statistic: str, band: Sequence[float], support=None, limit: int = MAX_SOLUTIONS
+) -> int | None:
+    """The fewest solutions whose interval, at the observed mean and spread, lies wholly inside or wholly outside
+    ``band``; None when not within ``limit`` (a prediction interval of one solution never narrows below its spread)."""
+    v = _finite(values)
+    if statistic == "model" or len(v) < 2:
+        return None
+    mean = sum(v) / len(v)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1))
+    decided = lambda m: decide_band(*clip(mean - _spread(m, sd, statistic), mean + _spread(m, sd, statistic),  # noqa: E731
+                                          support), band) is not None  # fmt: skip
+    if not decided(limit):
+        return None
+    lo, hi = 1, limit  # not decided at lo, decided at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if decided(mid) else (mid, hi)
+    return hi
 
 
 def decide_band(lo: float, hi: float, band: Sequence[float]) -> bool | None:
@@ -177,6 +218,12 @@ class Decision:
     k: int | None = None
     n: int | None = None
     needed: int | None = None
+    band: tuple[float, float] | None = None  # the paper's value ± its tolerance
+    value_n: int | None = None  # how many values the interval is over
+    value_needed: int | None = None  # the solutions that would decide an undecided value
+    paper_number: float | None = None
+    unit: str = "solutions"  # what k of n counts
+    kind_band: tuple[float, float] | None = None  # the band "of the paper's kind", where it is the statement
 
 
 def decide(rec: Mapping[str, Any], drop: int | None = None, keep: Sequence[bool] | None = None) -> Decision:
@@ -186,13 +233,17 @@ def decide(rec: Mapping[str, Any], drop: int | None = None, keep: Sequence[bool]
     per = _subset(rec.get("per_solution"), n_all, drop, keep)
     values = _subset(rec.get("ours_values"), n_all, drop, keep)
     statistic = rec.get("statistic")
-    lo_hi = None
+    lo_hi = band = value_n = value_needed = None
     value: bool | None | str = "absent"
     kind_band: bool | None | str = "absent"
     if statistic is not None:
-        lo_hi = interval(values if statistic != "model" else [rec["ours"]], statistic)
+        sample = values if statistic != "model" else [rec["ours"]]
+        lo_hi = interval(sample, statistic, rec.get("support"))
         tol, paper = rec["tolerance"], rec["paper_number"]
-        value = decide_band(*lo_hi, (paper - tol, paper + tol))
+        band = (paper - tol, paper + tol)
+        value, value_n = decide_band(*lo_hi, band), len(_finite(sample))
+        if value is None:
+            value_needed = values_to_decide(sample, statistic, band, rec.get("support"))
         if rec.get("kind_band") is not None:
             kind_band = decide_band(*lo_hi, rec["kind_band"])
     elif rec.get("matches") is not None:
@@ -219,7 +270,11 @@ def decide(rec: Mapping[str, Any], drop: int | None = None, keep: Sequence[bool]
         kind = VERDICTS[2]
     else:
         kind = VERDICTS[1] if statement is True else VERDICTS[3]
-    return Decision(kind, statement, value, lo_hi, k, n, needed)
+    paper_number = rec.get("paper_number") if statistic is not None else None
+    unit = rec.get("unit") or "solutions"
+    by_kind = tuple(rec["kind_band"]) if kind_band != "absent" and rec.get("per_solution") is None else None
+    return Decision(kind, statement, value, lo_hi, k, n, needed, band, value_n, value_needed, paper_number, unit,
+                    by_kind if rec.get("holds") is None else None)  # fmt: skip
 
 
 def rank(decision: Decision) -> int:
@@ -230,26 +285,6 @@ def rank(decision: Decision) -> int:
     if decision.kind == VERDICTS[1] or (decision.kind == VERDICTS[2] and decision.statement is True):
         return 1
     return 0
-
-
-def verdict_text(d: Decision) -> str:
-    """The verdict in words: the kind, with "at n = …" and what would decide it when undecided."""
-    if d.kind != VERDICTS[2]:
-        return d.kind
-    if d.n is not None and d.statement is None:
-        reach = f"{d.needed} would decide it at this rate" if d.needed else "no number of solutions decides it"
-        return f"undecided at n = {d.n} ({d.k} of {d.n}; {reach})"
-    return "undecided (the interval straddles the paper's tolerance)"
-
-
-def evidence_text(d: Decision) -> str:
-    """k of n with its Wilson interval (per-solution statements), else our interval (values), else "—"."""
-    if d.n:
-        lo, hi = wilson(d.k, d.n)
-        return f"{d.k} of {d.n} (95% CI {lo:.2f}–{hi:.2f})"
-    if d.interval is not None and math.isfinite(d.interval[0]) and d.interval[0] != d.interval[1]:
-        return f"95% interval {d.interval[0]:.3g} to {d.interval[1]:.3g}"
-    return "—"
 
 
 def leave_one_out(rec: Mapping[str, Any]) -> list[tuple[int, str]]:

@@ -235,7 +235,11 @@ def show_solves_warning(fvu: float, study: OwnNetworkStudy) -> None:
 
 
 def step_accuracy(net: RecurrentNet, trials) -> float:
-    """The share of the trials' steps (mask on) where the largest output is the ground truth's action."""
+    """The share of the trials' steps (mask on) where the largest output is the ground truth's action.
+
+    ``trials`` = (inputs (B, T, n_in), one-hot targets (B, T, n_out), mask (B, T, n_out)), as :func:`study_trials`
+    gives them: the mask is read from its first channel, so a (B, T) mask must be widened first. An ablation is scored
+    the same way on ``net.with_recurrent(W̃_hh)``."""
     inputs, targets, mask = trials
     out, _ = net.run(torch.as_tensor(inputs))
     on = mask[..., 0] > 0

@@ -10,6 +10,7 @@ inside/outside control use the ablation's ΔFVU on the same evaluation trials (`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -66,8 +67,11 @@ def spearman(x, y) -> float:
 
 
 def regression_better(r2_projection: float, r2_identity: float) -> bool:
-    """The readout/PC projection explains log ΔFVU better than the block identity (adjusted R², NaN loses)."""
-    return bool(np.isfinite(r2_projection) and (not np.isfinite(r2_identity) or r2_projection > r2_identity))
+    """The readout/PC projection explains log ΔFVU, and better than the block identity (adjusted R²: above 0, and
+    above the identity's; NaN loses). A projection at or below an adjusted R² of 0 explains nothing."""
+    if not (np.isfinite(r2_projection) and r2_projection > 0):
+        return False
+    return bool(not np.isfinite(r2_identity) or r2_projection > r2_identity)
 
 
 def control_inside(frac_outside_harmless: float, n_damaging: int) -> bool:
@@ -82,9 +86,12 @@ def avoidance(median_enrichment: float, n_harmless_mass: int) -> str:
     return AVOIDANCE[0] if median_enrichment < 1.0 else AVOIDANCE[1]
 
 
-def confound_verdict(regression: bool, control: bool, avoid: str) -> str:
-    """ "explains" if every defined criterion holds, "does not explain" if none does, "partly explains" otherwise."""
+def confound_verdict(regression: bool, control: bool, avoid: str, r2_projection: float = math.nan) -> str:
+    """ "explains" if every defined criterion holds, "does not explain" if none does or the projection explains
+    nothing (adjusted R² ``r2_projection`` at or below 0), "partly explains" otherwise."""
     params.choice("avoid", avoid, AVOIDANCE)
+    if math.isfinite(r2_projection) and r2_projection <= 0:
+        return CONFOUND_VERDICTS[2]
     crit = [bool(regression), bool(control)] + ([] if avoid == AVOIDANCE[2] else [avoid == AVOIDANCE[0]])
     return CONFOUND_VERDICTS[0] if all(crit) else CONFOUND_VERDICTS[2] if not any(crit) else CONFOUND_VERDICTS[1]
 
@@ -133,7 +140,9 @@ def confound_summary(records: Sequence[AblationRecord], tolerance: float, mass_t
     dam_full = [r for r in recs if r.dfvu > tolerance]
     out["median_enrichment_damaging"] = float(np.median([r.enrichment for r in dam_full])) if dam_full else 0.0
     out["harmless_avoid"] = avoidance(out["median_enrichment_harmless"], out["n_harmless_mass"])
-    out["verdict"] = confound_verdict(out["regression_better"], out["control_inside"], out["harmless_avoid"])
+    out["verdict"] = confound_verdict(
+        out["regression_better"], out["control_inside"], out["harmless_avoid"], out["r2_projection"]
+    )
     return out
 
 

@@ -62,7 +62,7 @@ def score_interval(k: float, n: int) -> tuple[float, float]:
     return (-b - disc) / (2 * a), (-b + disc) / (2 * a)
 
 
-def our_interval(values: list, statistic: str) -> tuple[float, float]:
+def our_interval(values: list, statistic: str, support: list | None = None) -> tuple[float, float]:
     v = [x for x in values if x is not None and math.isfinite(x)]
     if not v:
         return math.nan, math.nan
@@ -71,7 +71,11 @@ def our_interval(values: list, statistic: str) -> tuple[float, float]:
     n, mean, sd = len(v), sum(v) / len(v), stats.tstd(v)
     scale = 1 / math.sqrt(n) if statistic == "mean" else math.sqrt(1 + 1 / n)
     half = stats.t.ppf(0.975, n - 1) * sd * scale
-    return mean - half, mean + half
+    lo, hi = mean - half, mean + half
+    if support:  # what the quantity cannot take is no part of its interval
+        lo = lo if support[0] is None else max(lo, support[0])
+        hi = hi if support[1] is None else min(hi, support[1])
+    return lo, hi
 
 
 def inside(lo: float, hi: float, a: float, b: float) -> bool | None:
@@ -89,7 +93,7 @@ def expected_kind(rec: dict) -> str:
     value = kind = "absent"
     if rec.get("statistic"):
         sample = [rec["ours"]] if rec["statistic"] == "model" else rec["ours_values"]
-        lo, hi = our_interval(sample, rec["statistic"])
+        lo, hi = our_interval(sample, rec["statistic"], rec.get("support"))
         p, tol = rec["paper_number"], rec["tolerance"]
         value = inside(lo, hi, p - tol, p + tol)
         if rec.get("kind_band"):

@@ -135,6 +135,7 @@ def open_claims(records: Records, tolerance: float, basis_worse: dict[str, tuple
             per_solution=tuple(keeps),
             line="some",
             link=link,
+            unit="ablations",
         ),
         Claim(
             "A5_distance_alters",
@@ -148,6 +149,7 @@ def open_claims(records: Records, tolerance: float, basis_worse: dict[str, tuple
             per_solution=tuple(alters),
             line="some",
             link=link,
+            unit="ablations",
         ),  # fmt: skip
         Claim(
             "A28_basis",

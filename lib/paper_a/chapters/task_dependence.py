@@ -249,8 +249,16 @@ def variant_comparison(
             dfvu = [a.mean_sem("dfvu", b)[0] for b in ta.SINGLE_BLOCKS]
             rows.append((t, label, float(a.fvu_full().mean()), *dfvu, fractions))
     for t, vs in variants.items():
-        for i, a in enumerate(vs.values()):
+        main = analyses[t].profiles[: study.variant_solutions]
+        base = ta.TaskAnalysis(t, {}, analyses[t].alpha, main)
+        for kind, b in ((kind, b) for kind in ("dfvu", "sens") for b in ta.SINGLE_BLOCKS):
+            # the book's choice on the same seeds, beside each variant (the findings page's discrepancy causes)
+            values[f"variant_base_{kind}_{t}_{b}"] = float(base.mean_sem(kind, b)[0])
+        for i, (label, a) in enumerate(vs.items()):
+            values[f"variant_label_{t}_{i}"] = label
             values[f"variant_fvu_{t}_{i}"] = float(a.fvu_full().mean())
+            for kind, b in ((kind, b) for kind in ("dfvu", "sens") for b in ta.SINGLE_BLOCKS):
+                values[f"variant_{kind}_{t}_{i}_{b}"] = float(a.mean_sem(kind, b)[0])
             for n, f in ta.paper_orderings(t).items():
                 values[f"variant_frac_{t}_{i}_{n}"] = a.fraction(f)
     headers = ("task", "variant", "FVU", "ΔFVU −T_RR", "ΔFVU −T_C→R", "ΔFVU −T_CC", "paper's orderings: fraction")

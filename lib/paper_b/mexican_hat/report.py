@@ -149,3 +149,56 @@ def rank_conventions(theta0: Tensor, probes: Probes, *, tau: float) -> RankConve
     )  # fmt: skip
     profile_table = profiles_table({"XF (c*)": profiles["c"], "−δ (b*)": profiles["b"]})
     return RankConventions(profiles, found, conv.conventions_table(found, paper_rank, tau), profile_table, values)
+
+
+def authors_config(cfg, their: dict):
+    """The authors' shortest schedule on our data and seed: ``authors_steps_lo`` full-batch Adam steps at their
+    constant learning rate, with their L1 weight (``their``: :func:`settings`)."""
+    from dataclasses import replace
+
+    windows = len(cfg.data.alphas) * cfg.data.ics_per_alpha * cfg.data.splits
+    lr = symmetry_lifting.MEXICAN_HAT["lr"]
+    return replace(cfg, steps=their["authors_steps_lo"], batch=windows, lr=lr, lr_final=lr, l1=their["authors_l1"])
+
+
+def under_authors_l1(trained, runs: dict, probes: Probes, *, tau: float, authors_steps: int) -> tuple[dict, object]:
+    """The cause of a rank other than the authors' that can be tested here: the same schedule trained again with the
+    authors' L1 weight. For both models the rank at ``tau`` (the book's convention, τ on J's singular values, from
+    one Gram eigendecomposition), the validation MSE and the relative residuals of c* and b*; and what the authors'
+    full-batch schedule of ``authors_steps`` steps would cost, from our measured time per window (a step over all
+    training windows is ``windows / batch`` of ours). ``runs``: tag → another training ("l1run": our schedule with
+    their L1 weight; "authors": their schedule, :func:`authors_config`). Returns (glue values, a table)."""
+    from lib.core.tables import Table
+    from lib.paper_b import lifting
+    from lib.paper_b.mexican_hat import rank_conventions as conv
+
+    rows, out = [], {}
+    for tag, run in {"ours": trained, **runs}.items():
+        theta = v_vector(run.model)
+        J = force_jacobian(theta, probes)
+        svd = lifting.truncated_svd(J, tau=tau, method="gram")
+        targets = {"c": generator_field(theta, probes).reshape(-1), "b": -defect_field(theta, probes).reshape(-1)}
+        res = {k: lifting.lift(J, t, tau=tau, gauge="minnorm", svd=svd).rel_residual for k, t in targets.items()}
+        rank = conv.ranks(*conv.spectra(J), tau)["J_tau"]
+        out.update({f"{tag}_rank": int(rank), f"{tag}_val_mse": float(run.final_val_mse),
+                    f"{tag}_c_residual": float(res["c"]), f"{tag}_b_residual": float(res["b"]),
+                    f"{tag}_l1": float(run.config.l1)})  # fmt: skip
+        kind = "full-batch" if run.config.batch >= len(cfg_windows(run.config)) else "minibatch"
+        label = f"L1 = {run.config.l1:g}, {run.config.steps} {kind} steps"
+        rows.append((label, int(rank), f"{run.final_val_mse:.2e}", f"{res['c']:.2e}", f"{res['b']:.2e}"))
+    cfg = trained.config
+    windows = len(cfg.data.alphas) * cfg.data.ics_per_alpha * cfg.data.splits
+    train_windows = windows - round(windows * cfg.data.val_fraction)
+    work = cfg.steps * min(cfg.batch, train_windows)  # windows our training integrates
+    out["authors_full_batch_time_hours"] = trained.seconds / work * train_windows * authors_steps / 3600
+    out["authors_full_batch_work"] = train_windows * authors_steps / work  # × ours, deterministic
+    out["authors_full_batch_steps"] = int(authors_steps)
+    table = Table(("training", "rank at τ", "validation MSE", "c* residual", "b* residual"), tuple(rows),
+                  caption="The rank and the lifts under our training and under the authors' L1 weight")  # fmt: skip
+    return out, table
+
+
+def cfg_windows(cfg) -> range:
+    """The training windows of a configuration's data (their indices; the rest are held out)."""
+    windows = len(cfg.data.alphas) * cfg.data.ics_per_alpha * cfg.data.splits
+    return range(windows - round(windows * cfg.data.val_fraction))
