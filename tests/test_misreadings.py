@@ -78,9 +78,10 @@ def test_a_second_set_is_pooled_with_the_first_and_shown_beside_each_alone():
     both = claims.pool(first, second)
     assert (first["kind"], second["kind"], both["kind"]) == ("undecided", "reproduced", "reproduced")
     assert (both["k"], both["n"]) == (15, 20)
-    table = scorecard.scorecard([{**first, "chapter": "task_sine"}], "A", {first["id"]: second})
-    assert table.headers[-1] == "both pooled"
-    assert table.rows[0][-1].text == "reproduced"  # 15 of 20 (the claim's own record says so: pool() above)
+    table = scorecard.pooled_table([{**first, "chapter": "task_sine"}], {first["id"]: second})
+    (row,) = table.rows
+    assert [row[i].text for i in (1, 2, 3)] == ["undecided", "reproduced", "reproduced"]
+    assert "pooled: 15 of 20" in row[4]
     with pytest.raises(ValueError, match="two claims"):
         claims.pool(first, {**second, "id": "other"})
 

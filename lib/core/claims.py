@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lib.core.lines import LINES, line
-from lib.core.verdict_text import evidence_text, verdict_text
+from lib.core.verdict_text import evidence_text, short_verdict, verdict_text
 from lib.core.verdicts import STATISTICS, VERDICTS, Decision, decide
 
 #: The scorecard's three groups of claims: the papers' findings, deterministic re-runs of the authors' own
@@ -132,6 +132,11 @@ class Claim:
     def verdict(self) -> str:
         """The verdict as the prose states it, e.g. "undecided at n = 10 (6 of 10; 40 would decide it)"."""
         return verdict_text(self.decision)
+
+    @property
+    def verdict_short(self) -> str:
+        """The verdict in a few words, e.g. "undecided at n = 10 (its value)" (:func:`short_verdict`)."""
+        return short_verdict(self.decision)
 
     @property
     def robustness(self) -> str:

@@ -141,11 +141,12 @@ def scorecard(
 ) -> Table:
     """Paper ``paper``'s claims by section: the statement (on demand: its id as code, verdict, criterion and a link,
     named by the chapter's title in ``titles``, to where it is computed), the paper's value and ours, the verdict
-    badge, the evidence, and the verdict without any one solution, on the second set and on both sets pooled."""
+    badge, the evidence, and the verdict without any one solution and on the second set (both sets pooled:
+    :func:`pooled_table`)."""
     second, titles = second or {}, titles or {}
     rows = sorted((r for r in records if r["paper"] == paper), key=lambda r: (r["section"], r["id"]))
     return Table(
-        ("claim", "paper", "ours", "verdict", "evidence", "any one left out", "second set", "both pooled"),
+        ("claim", "paper", "ours", "verdict", "evidence", "any one left out", "second set"),
         tuple(
             (
                 Details(
@@ -161,7 +162,6 @@ def scorecard(
                 evidence_cell(r),
                 without_one_cell(r),
                 badge(second[r["id"]]["kind"], SHORT[second[r["id"]]["kind"]]) if r["id"] in second else "—",
-                pooled_cell(r, second.get(r["id"])),
             )
             for r in rows
         ),
@@ -169,12 +169,18 @@ def scorecard(
     )
 
 
-def pooled_cell(first: Mapping[str, Any], second: Mapping[str, Any] | None) -> Any:
-    """The verdict on both sets of solutions pooled (:func:`lib.core.claims.pool`), or "—"."""
-    if second is None:
-        return "—"
-    both = pool(dict(first), dict(second))
-    return badge(both["kind"], SHORT[both["kind"]])
+def pooled_table(records: Iterable[dict[str, Any]], second: Mapping[str, dict]) -> Table:
+    """Every claim with a second set of solutions: its verdict and evidence on the first set, on the second and on
+    both pooled (:func:`lib.core.claims.pool`), one row each."""
+    rows = []
+    for r in sorted((r for r in records if r["id"] in second), key=lambda r: r["id"]):
+        both = pool(dict(r), dict(second[r["id"]]))
+        sets = (r, second[r["id"]], both)
+        named = zip(("first", "second", "pooled"), sets, strict=True)
+        evidence = " · ".join(f"{name}: {x['robustness']}" for name, x in named)
+        rows.append((r["statement"], *(badge(x["kind"], SHORT[x["kind"]]) for x in sets), evidence))
+    head = ("claim", "first set", "second set", "both pooled", "evidence")
+    return Table(head, tuple(rows), caption="Claims with a second set of solutions: each set alone, and both pooled")
 
 
 def lines_table() -> Table:

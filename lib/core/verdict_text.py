@@ -69,6 +69,18 @@ def verdict_text(d: Decision) -> str:
     return f"undecided at n = {n}: " + "; ".join(p for p in parts if p)
 
 
+def short_verdict(d: Decision) -> str:
+    """The verdict in a few words, for a summary line or a table beside the evidence: the kind, and for an
+    undecided one its n and its undecided part (the statement, the value, or whether it is of the paper's kind);
+    :func:`verdict_text` gives it in full."""
+    if d.kind != VERDICTS[2]:
+        return d.kind
+    n = d.n if d.n is not None else d.value_n
+    parts = ["its statement" if d.n is not None else "whether it is of the paper's kind"] if d.statement is None else []
+    parts += ["its value"] if d.value is None else []
+    return f"undecided at n = {n} ({' and '.join(parts)})"
+
+
 def evidence_text(d: Decision) -> str:
     """k of n with its Wilson interval (per-solution statements), else our interval and its n (values), else "—"."""
     if d.n:

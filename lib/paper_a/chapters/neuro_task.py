@@ -143,10 +143,10 @@ def threshold_values(analysis: TaskAnalysis, gap_cut: float = GAP_CUT) -> dict[s
 def claims_table(task_claims: list[Claim]) -> tuple[dict[str, Any], Table]:
     """The one-line summary of the claims' verdicts (``claims_summary``; ``claims_summary_md``, the same as MyST
     Markdown with its notation as maths, for the prose's ``{glue:md}``) and the claims table."""
-    summary = "; ".join(f"{c.statement}: {c.verdict}" for c in task_claims)
+    summary = "; ".join(f"{c.statement}: {c.verdict_short}" for c in task_claims)  # in full: the scorecard
     table = Table(
         ("claim", "paper", "ours", "verdict", "robustness"),
-        tuple((c.statement, c.paper_value, c.ours, c.verdict, c.robustness) for c in task_claims)
+        tuple((c.statement, c.paper_value, c.ours, c.verdict_short, c.robustness) for c in task_claims)
         or (("none: the paper does not study this task", "—", "—", "—", "—"),),
         ".3g",
         caption="The paper's claims for this task and their verdicts",
