@@ -47,7 +47,7 @@ def test_the_solutions_that_would_decide_a_value_are_counted_at_its_spread():
                      paper_number=1.0, tolerance=0.2).record(computed=False))  # fmt: skip
     assert d.value is None and d.value_needed is not None and d.value_needed > 4
     one = decide(_copy_like([0.96, 1.0, 0.97, 0.99, 0.98]).record(computed=False))
-    assert one.value_needed is None  # a prediction interval of one solution never narrows below its spread
+    assert one.value is None and one.value_needed is None  # one solution: it never narrows
 
 
 def test_an_interval_never_goes_below_what_the_quantity_can_take():
@@ -84,6 +84,8 @@ def test_a_second_set_is_pooled_with_the_first_and_shown_beside_each_alone():
     assert "pooled: 15 of 20" in row[4]
     with pytest.raises(ValueError, match="two claims"):
         claims.pool(first, {**second, "id": "other"})
+    with pytest.raises(ValueError, match="in one set only"):  # its evidence would pass for both sets'
+        claims.pool(first, {**second, "per_solution": None})
 
 
 def _variant_values(cr_values=(0.32, 0.752)) -> dict:
@@ -121,6 +123,9 @@ def test_trained_as_the_authors_configured_only_when_no_parameter_departs():
     assert discrepancies.training_departures(_mh(train_steps=20000, batch_size=6000, l1_trained=1e-5)) == []
     assert "as the authors configured it" in discrepancies._training(_mh(train_steps=20000, batch_size=6000,
                                                                          l1_trained=1e-5))  # fmt: skip
+    assert "their schedule is not run" in discrepancies._training(_mh())
+    ran = discrepancies._training(_mh(authors_rank=30, authors_val_mse=4e-5))
+    assert "with their schedule and L1 weight the rank is 30" in ran and "not run" not in ran
     for departing in ({"l1_trained": 0.0}, {"train_steps": 3000}, {"batch_size": 850}):
         mh = _mh(**{"train_steps": 20000, "batch_size": 6000, "l1_trained": 1e-5, **departing})
         assert len(discrepancies.training_departures(mh)) == 1
@@ -145,6 +150,9 @@ def test_a_large_gap_is_listed_whatever_its_verdict():
     assert not discrepancies.differs(close)
     outside = {**undecided, "ours": 62.0, "paper_number": 68.0, "interval": [60.9, 67.5]}
     assert discrepancies.differs(outside)  # the paper's number outside our interval
+    matched = {**undecided, "kind": "reproduced", "ours": 0.096, "paper_number": 0.0945, "interval": [0.0955, 0.097],
+               "value_decision": True}  # fmt: skip
+    assert not discrepancies.differs(matched)  # inside the paper's tolerance: no gap, though 0.0945 is outside
 
 
 def test_counts_say_what_they_count():
@@ -166,6 +174,9 @@ def test_the_page_says_whether_its_numbers_are_the_published_reference(tmp_path)
         moved["build_vs_reference"]  # fmt: skip
     assert reference.exempt("findings::build_vs_reference")  # a publish changes it: never a difference itself
     assert "No published reference" in reference.standing(values, recs, tmp_path / "none")["build_vs_reference"]
+    record = reference.standing(values, {"A": {**recs["A"], "criterion": "changed"}}, tmp_path)
+    assert not record["build_vs_reference_agrees"] and "1 claim records differ, 0 of them in their verdict" in \
+        record["build_vs_reference"]  # fmt: skip
 
 
 @pytest.mark.parametrize("claim_id", sorted(k for k in discrepancies.CAUSES if k.startswith("A4_")))

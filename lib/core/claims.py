@@ -201,13 +201,15 @@ def section_anchor(title: str) -> str:
 def pool(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     """One claim's records on two disjoint sets of solutions (:data:`SECOND_SET_START`) as one record over both:
     the per-solution judgements, values and learned marks joined, then decided again (verdict, kind, evidence).
-    A field one set lacks stays the first set's (a deterministic value, a statement without solutions)."""
+    A field in one set only is refused (ValueError): its evidence would pass for both sets'."""
     if first["id"] != second["id"]:
         raise ValueError(f"pool: records of two claims ({first['id']!r}, {second['id']!r})")
     out = dict(first)
     for name in ("per_solution", "ours_values", "learned"):
         a, b = first.get(name), second.get(name)
-        if a is not None and b is not None:
+        if (a is None) != (b is None):
+            raise ValueError(f"pool: {first['id']}'s {name} is in one set only: nothing to pool it with")
+        if a is not None:
             out[name] = list(a) + list(b)
     if first.get("statistic") == "model":
         out["ours_values"] = first.get("ours_values")

@@ -56,9 +56,11 @@ def standing(values: dict[str, Any], claims: dict[str, dict], folder: Path = PUB
     diff = compare(values, claims, ref)
     version = ref["provenance"].get("version", "unknown")
     differing = len(diff["moved"]) + len(diff["missing"]) + len(diff["new"])
+    pending = len(diff["pending"])
+    waiting = f"; {pending} values of chapters awaiting publication are not in it" if pending else ""
     if agrees(diff):
         text = (f"These are the numbers of the published reference (version {version}): all {diff['compared']} "
-                "values the chapters computed are identical to it, bit for bit.")  # fmt: skip
+                f"values the chapters computed that it holds are identical to it, bit for bit{waiting}.")  # fmt: skip
     else:
         numbers = sum(m["relative"] is not None for m in diff["moved"])
         parts = [f"{numbers} numbers, by at most {diff['max_relative']:.2g} relative" if numbers else "no number"]
@@ -66,8 +68,8 @@ def standing(values: dict[str, Any], claims: dict[str, dict], folder: Path = PUB
                                                 (len(diff["missing"]), "gone")) if n]  # fmt: skip
         text = (f"This build is not the published reference (version {version}): of the "
                 f"{diff['compared'] + len(diff['new'])} values the chapters computed, {differing} differ from it "
-                f"({'; '.join(parts)}), and {len(diff['verdicts_moved'])} claims' verdicts read "
-                "differently.")  # fmt: skip
+                f"({'; '.join(parts)}); {len(diff['claims_changed'])} claim records differ, "
+                f"{len(diff['verdicts_moved'])} of them in their verdict{waiting}.")  # fmt: skip
     return {STANDING: text, f"{STANDING}_md": Markdown(text), f"{STANDING}_agrees": agrees(diff),
             f"{STANDING}_differing": differing, f"{STANDING}_verdicts": len(diff["verdicts_moved"])}  # fmt: skip
 

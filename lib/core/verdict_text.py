@@ -65,7 +65,8 @@ def verdict_text(d: Decision) -> str:
     if d.value is None:
         parts.append(value_words(d))
     elif d.value is False:
-        parts.append("the value differs from the paper's (our interval wholly outside its tolerance)")
+        parts.append("the value differs from the paper's (our interval wholly outside its tolerance)" if d.value_n
+                     else "the value has no finite estimate")  # fmt: skip
     return f"undecided at n = {n}: " + "; ".join(p for p in parts if p)
 
 
