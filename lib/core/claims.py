@@ -111,7 +111,7 @@ class Claim:
                 raise ValueError(f"claim {self.id}: statistic={self.statistic!r} needs ours_values=")
         if self.support is not None:
             lo, hi = self.support
-            if lo is not None and hi is not None and not lo < hi or self.statistic is None:
+            if self.statistic is None or (lo is not None and hi is not None and not lo < hi):
                 raise ValueError(f"claim {self.id}: support={self.support!r} needs statistic= and low < high")
         if self.kind_band is not None and self.statistic is None:
             raise ValueError(f"claim {self.id}: kind_band needs statistic=")
@@ -130,7 +130,7 @@ class Claim:
 
     @property
     def verdict(self) -> str:
-        """The verdict as the prose states it, e.g. "undecided at n = 10 (6 of 10; 40 would decide it)"."""
+        """The verdict as the prose states it, e.g. "undecided at n = 10: the statement is undecided (6 of 10: …)"."""
         return verdict_text(self.decision)
 
     @property
@@ -149,12 +149,7 @@ class Claim:
         rec["line_value"] = LINES[self.line].value if self.line else None
         rec["line"] = rec["line_value"]
         rec["line_name"] = self.line
-        if computed:
-            d = decide(rec)
-            rec.update(verdict=verdict_text(d), kind=d.kind, robustness=evidence_text(d),
-                       interval=_plain(d.interval), k=d.k, n=d.n, needed=d.needed,
-                       statement_decision=_plain(d.statement), value_decision=_plain(d.value))  # fmt: skip
-        return rec
+        return decided(rec) if computed else rec
 
 
 def publish(claims: Iterable[Claim], glue: Callable[..., Any]) -> list[Claim]:
@@ -213,8 +208,14 @@ def pool(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
             out[name] = list(a) + list(b)
     if first.get("statistic") == "model":
         out["ours_values"] = first.get("ours_values")
-    d = decide(out)
-    out.update(verdict=verdict_text(d), kind=d.kind, robustness=evidence_text(d), interval=_plain(d.interval),
+    return decided(out)
+
+
+def decided(rec: dict[str, Any]) -> dict[str, Any]:
+    """``rec`` (a claim's record, its inputs) with the protocol's decision added: the verdict in words, its kind, its
+    evidence, our interval, k, n, the solutions that would decide it and the statement's and value's decisions."""
+    d = decide(rec)
+    rec.update(verdict=verdict_text(d), kind=d.kind, robustness=evidence_text(d), interval=_plain(d.interval),
                k=d.k, n=d.n, needed=d.needed, statement_decision=_plain(d.statement),
                value_decision=_plain(d.value))  # fmt: skip
-    return out
+    return rec

@@ -37,7 +37,9 @@ def _variants(task: str, quantity: str, rec: Mapping[str, Any], v: Mapping[str, 
     without a number, "little effect", within the safe line). ``quantity``: "fvu", "dfvu_<block>" or
     "sens_<block>"."""
     pre = "task_dependence::"
-    labels = [v[f"{pre}variant_label_{task}_{i}"] for i in range(16) if f"{pre}variant_label_{task}_{i}" in v]
+    labels = []
+    while f"{pre}variant_label_{task}_{len(labels)}" in v:  # variants 0, 1, … as the chapter glued them
+        labels.append(v[f"{pre}variant_label_{task}_{len(labels)}"])
     if not labels:
         ran = executed(v, "task_dependence")
         return ("" if ran else " The task variants were not computed here (Task dependence did not run)."), False

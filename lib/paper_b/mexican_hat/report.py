@@ -36,8 +36,8 @@ def settings(probes: Probes, data: DataConfig | None = None) -> dict:
     """The data's sizes, the paper's settings and printed numbers, the pooled system's size, by glue name."""
     data = DataConfig() if data is None else data
     n_states = data.splits + data.window - 1  # states per trajectory (one more than its Δt steps)
-    n_windows = len(data.alphas) * data.ics_per_alpha * data.splits
-    n_val = round(n_windows * data.val_fraction)
+    n_windows, n_train = window_counts(data)
+    n_val = n_windows - n_train
     mh, notes = symmetry_lifting.MEXICAN_HAT, symmetry_lifting.HAMILTONIAN_NOTES
     return {
         "n_states": n_states, "n_traj_steps": n_states - 1, "n_splits": data.splits, "window": data.window,
@@ -156,9 +156,9 @@ def authors_config(cfg, their: dict):
     constant learning rate, with their L1 weight (``their``: :func:`settings`)."""
     from dataclasses import replace
 
-    windows = len(cfg.data.alphas) * cfg.data.ics_per_alpha * cfg.data.splits
     lr = symmetry_lifting.MEXICAN_HAT["lr"]
-    return replace(cfg, steps=their["authors_steps_lo"], batch=windows, lr=lr, lr_final=lr, l1=their["authors_l1"])
+    batch = window_counts(cfg.data)[1]  # every training window in each step
+    return replace(cfg, steps=their["authors_steps_lo"], batch=batch, lr=lr, lr_final=lr, l1=their["authors_l1"])
 
 
 def under_authors_l1(trained, runs: dict, probes: Probes, *, tau: float, authors_steps: int) -> tuple[dict, object]:
@@ -183,12 +183,11 @@ def under_authors_l1(trained, runs: dict, probes: Probes, *, tau: float, authors
         out.update({f"{tag}_rank": int(rank), f"{tag}_val_mse": float(run.final_val_mse),
                     f"{tag}_c_residual": float(res["c"]), f"{tag}_b_residual": float(res["b"]),
                     f"{tag}_l1": float(run.config.l1)})  # fmt: skip
-        kind = "full-batch" if run.config.batch >= len(cfg_windows(run.config)) else "minibatch"
+        kind = "full-batch" if run.config.batch >= window_counts(run.config.data)[1] else "minibatch"
         label = f"L1 = {run.config.l1:g}, {run.config.steps} {kind} steps"
         rows.append((label, int(rank), f"{run.final_val_mse:.2e}", f"{res['c']:.2e}", f"{res['b']:.2e}"))
     cfg = trained.config
-    windows = len(cfg.data.alphas) * cfg.data.ics_per_alpha * cfg.data.splits
-    train_windows = windows - round(windows * cfg.data.val_fraction)
+    train_windows = window_counts(cfg.data)[1]
     work = cfg.steps * min(cfg.batch, train_windows)  # windows our training integrates
     out["authors_full_batch_time_hours"] = trained.seconds / work * train_windows * authors_steps / 3600
     out["authors_full_batch_work"] = train_windows * authors_steps / work  # × ours, deterministic
@@ -198,7 +197,7 @@ def under_authors_l1(trained, runs: dict, probes: Probes, *, tau: float, authors
     return out, table
 
 
-def cfg_windows(cfg) -> range:
-    """The training windows of a configuration's data (their indices; the rest are held out)."""
-    windows = len(cfg.data.alphas) * cfg.data.ics_per_alpha * cfg.data.splits
-    return range(windows - round(windows * cfg.data.val_fraction))
+def window_counts(data: DataConfig) -> tuple[int, int]:
+    """(all windows, training windows) of a data configuration: the split ``make_windows`` makes."""
+    windows = len(data.alphas) * data.ics_per_alpha * data.splits
+    return windows, windows - round(windows * data.val_fraction)
