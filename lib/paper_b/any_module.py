@@ -24,22 +24,24 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
 import torch
 from torch import Tensor, nn
 from torch.func import functional_call, jvp
 
+from lib.core import devices
+from lib.core import progress as book_progress
 from lib.core.params import boolean, choice, integer, real
-from lib.paper_b import lifting
+from lib.paper_b import lifting, streaming
 from lib.paper_b.euler_flows import FlowRecord, run_flow
 from lib.paper_b.group_action import GroupAction, checked_probes, input_size_hint
 from lib.paper_b.lifting_problem import check_kind
-from lib.paper_b.relations import block_shares, lift_cosines
+from lib.paper_b.relations import lift_cosines
 from lib.paper_b.sensitivity import aggregate_sensitivity, flatten_params, jacobian, module_params, unflatten_params
+from lib.paper_b.streaming import StreamedJacobian
 from lib.paper_b.symmetry import cosine, quadrature_angles
+from lib.paper_b.symmetry_lift import SymmetryLift
 
 PERIOD = 2 * math.pi  # the default period T of the group: a rotation's
 F64 = torch.float64
@@ -77,6 +79,11 @@ class ModuleEvaluation:
     def jac(self) -> lifting.DenseJacobian:
         """J (N·k, p) by ``sensitivity.jacobian`` (vmap(jacrev)), behind the operator interface (``jac.J``)."""
         pb = self._problem
+        if pb.route == "streaming":  # never formed: lib.paper_b.streaming
+            op = StreamedJacobian(pb.model, self.params, pb.probes, block_bytes=pb.block_bytes, device=pb.device,
+                                  scheduler=pb.scheduler, scratch=pb.scratch)  # fmt: skip
+            pb.scratch = op.scratch  # one block buffer for every θ of a flow
+            return op
         return lifting.DenseJacobian(jacobian(pb.model, self.params, pb.probes, chunk_size=pb.chunk_size))
 
     @cached_property
@@ -92,14 +99,16 @@ class ModuleEvaluation:
     @cached_property
     def svd(self) -> lifting.TruncatedSVD:
         """J's τ-truncated SVD, computed once per θ and shared by its c* and b*."""
-        return lifting.truncated_svd(self.jac.J, tau=self._problem.tau, method=self._problem.method)
+        pb = self._problem
+        return lifting.truncated_svd(getattr(self.jac, "J", self.jac), tau=pb.tau, method=pb.method)
 
 
 class ModuleProblem:
     """Paper B's lifting problem for any module (``LiftingProblem``; arguments as :func:`lift_symmetry`)."""
 
     def __init__(self, model, probes, generator_in=None, generator_out=None, *, params=None, tau=lifting.TAU,
-                 period: float | None = PERIOD, m: int = 64, method: str = "auto", chunk_size=None):  # fmt: skip
+                 period: float | None = PERIOD, m: int = 64, method: str = "auto", chunk_size=None, route="auto",
+                 memory_budget=None, block_bytes=None, device="cpu", scheduler=None):  # fmt: skip
         if not isinstance(model, nn.Module):
             raise TypeError(f"model={type(model).__name__} object must be a torch.nn.Module")
         bad = {k: str(v.dtype) for k, v in model.named_parameters() if not v.is_floating_point()}
@@ -136,6 +145,29 @@ class ModuleProblem:
                                         ("generator_out", generator_out, self.dim_out, "outputs", f0))
         )  # fmt: skip
         self._cache: tuple[Tensor, ModuleEvaluation] | None = None
+        self._choose_route(route, memory_budget, block_bytes, device, scheduler)
+
+    def _choose_route(self, route, memory_budget, block_bytes, device, scheduler) -> None:
+        """The dense or the streaming route (``streaming.choose_route``), its sentence (``route_note``, also on the
+        terminal when chosen) and, streamed, the Gram route's decomposition (it cannot resolve τ below 1e-5)."""
+        rows, budget = self.probes.shape[0] * self.dim_out, memory_budget
+        self.route, self.route_note = streaming.choose_route(route, rows, self.theta0.numel(), budget)
+        self.device, self.scheduler, self.scratch = devices.check("device", device), scheduler, None
+        budget = streaming.BUDGET_FRACTION * streaming.available_memory() if budget is None else budget
+        self.block_bytes = streaming.BLOCK_FRACTION * budget if block_bytes is None else block_bytes
+        if self.route != "streaming":
+            return
+        if self.method == "svd" and route == "streaming":
+            raise ValueError("method='svd' needs the dense J; the streaming route decomposes J Jᵀ: use method='gram' "
+                             "or 'auto'")  # fmt: skip
+        if self.tau < lifting.GRAM_MIN_TAU:
+            raise ValueError(f"tau={self.tau:g} is below {lifting.GRAM_MIN_TAU:g}, what the streaming route's "
+                             "decomposition of J Jᵀ resolves; use route='dense' for it")  # fmt: skip
+        if self.method == "svd":
+            self.route_note += "; its τ profile resolves cutoffs down to 1e-5 (the Gram route, not the exact SVD)"
+        self.method = "gram"
+        if route == "auto":
+            book_progress.note(f"paper B's lift: {self.route_note}")
 
     def output(self, params: dict[str, Tensor], x: Tensor) -> Tensor:
         """f_θ(x) for inputs x (B, d), as (B, k)."""
@@ -177,7 +209,7 @@ class ModuleProblem:
             raise ValueError("kind='b' lifts −δ = Π f − f, which needs a compact group: pass its period")
         ev = self.evaluate(theta)
         if (kind, gauge) not in ev.lifts:
-            J, target = ev.jac.J, self.target(ev, kind)
+            J, target = getattr(ev.jac, "J", ev.jac), self.target(ev, kind)
             ev.lifts[kind, gauge] = lifting.lift(J, target, tau=self.tau, gauge=gauge, method=self.method, svd=ev.svd)
         return ev.lifts[kind, gauge]
 
@@ -192,61 +224,11 @@ class ModuleProblem:
         return module
 
 
-@dataclass
-class SymmetryLift:
-    """Paper B at θ of a module (:func:`lift_symmetry`); vectors in ``named_parameters`` order, functions (N, k).
-    The annulus chapter's ``defect_start``, ``rank_start_c``, ``rel_residual_{c,b}_start``, S_i and ``sens_share``
-    (``shares``), ``cos_*_start`` (``relation``: ``relations.lift_cosines``, sensitivity gauge) at a start θ."""
-
-    params: dict[str, Tensor]  # θ by parameter name
-    sensitivity: Tensor  # (p,) S_i = ‖J_{:,i}‖₂/√(N·k) (App. A.5)
-    c: lifting.LiftResult  # c* = c.coef, the lift of X f, with its rank, residuals, singular values, τ, gauge
-    b: lifting.LiftResult | None  # b* = b.coef, the lift of −δ; None for a non-compact group
-    f: Tensor
-    xf: Tensor  # X f
-    delta: Tensor  # δ = f − Π f (nan for a non-compact group)
-    defect: float  # ‖δ‖, plain L2 over the probes
-    defect_rel: float  # ‖δ‖/‖f‖
-    rank: int  # J's retained rank (σ_k ≥ τσ₁)
-    tau: float
-    cos_delta_xf: float  # cos(δ, X f): 0 by eq. 22 on a group-invariant probe set
-    relation: dict[str, float] = field(default_factory=dict)  # empty when X f, δ or b* is missing
-
-    @property
-    def profile(self):
-        """c*'s τ profile (``lifting.LiftResult.profile``): the case it finds and the residual at every cutoff."""
-        return self.c.profile
-
-    def summary(self) -> str:
-        """What the τ profiles find for X f (and −δ), then the numbers at the lift's τ."""
-        lines = [f"X f {self.c.profile.sentence()}" if self.c.profile is not None else f"X f: {self.c.summary()}"]
-        if self.b is not None and self.b.profile is not None:
-            lines.append(f"−δ {self.b.profile.sentence()}")
-        b = "" if self.b is None else f", ‖b*‖ = {float(self.b.coef.norm()):.4g}"
-        lines.append(f"at τ = {self.tau:g}: rank {self.rank} of {self.sensitivity.numel()} parameters, "
-                     f"‖c*‖ = {float(self.c.coef.norm()):.4g}{b}; defect ‖δ‖/‖f‖ = {self.defect_rel:.3g}")  # fmt: skip
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        case = "" if self.c.profile is None else f", X f: {self.c.profile.case}"
-        return (f"SymmetryLift({self.sensitivity.numel()} parameters, rank {self.rank} at τ={self.tau:g}{case}, "
-                f"defect {self.defect_rel:.3g})")  # fmt: skip
-
-    def by_name(self, vector: Tensor) -> dict[str, Tensor]:
-        """A per-parameter vector (p,) (S_i, c*, b*) split into tensors named and shaped as the parameters."""
-        return unflatten_params(vector, self.params)
-
-    def shares(self, vector: Tensor | None = None) -> dict[str, float]:
-        """Each named parameter tensor's share of Σ v_i² (default v = S_i: the chapter's ``sens_share``)."""
-        sizes = np.cumsum([0] + [t.numel() for t in self.params.values()]).tolist()
-        blocks = [(name, slice(a, b)) for name, a, b in zip(self.params, sizes[:-1], sizes[1:], strict=True)]
-        v = self.sensitivity if vector is None else vector
-        return block_shares(v.detach().to(F64) ** 2, blocks)
-
-
 def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, params=None, tau: float = lifting.TAU,
                   gauge: str = "sensitivity", period: float | None = PERIOD, m: int = 64, method: str = "svd",
-                  chunk_size: int | None = None) -> SymmetryLift:  # fmt: skip
+                  chunk_size: int | None = None, route: str = "auto", memory_budget: float | None = None,
+                  block_bytes: float | None = None, device: str = "cpu",
+                  scheduler: str | None = None) -> SymmetryLift:  # fmt: skip
     """S_i, c*, b* and the defects of ``model`` on ``probes`` (N, d) for the group generated by ``generator_in``
     and/or ``generator_out`` (square matrices or velocity callables; module docstring).
 
@@ -254,19 +236,27 @@ def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, param
     averages m points of [0, T)), None for a non-compact group (no δ, no b*); ``tau``, ``gauge``, ``method`` as
     ``lifting.lift`` (default the exact SVD, so that ``profile`` resolves every cutoff down to round-off; "auto"
     takes the Gram route above τ = 1e-5, faster on a large J, and resolves the profile only down to 1e-5);
-    ``chunk_size`` bounds the Jacobian's vmap batch. ``summary()`` says first which case the τ profile finds."""
+    ``chunk_size`` bounds the Jacobian's vmap batch. ``summary()`` says first which case the τ profile finds.
+
+    ``route``: "dense" (J formed), "streaming" (J streamed by column blocks, :mod:`lib.paper_b.streaming`: memory
+    O(M² + M·block) where the dense J takes 8·M·p bytes; Gram route, τ ≥ 1e-5) or "auto": dense when J and its
+    decomposition fit ``memory_budget`` bytes (default half the machine's available memory), else streaming; the
+    result's ``route_note`` says which and why. ``block_bytes`` bounds a streamed block (default an eighth of the
+    budget), ``device`` computes the blocks on a GPU ("cuda"), ``scheduler`` runs them as Dask jobs."""
     gauge = choice("gauge", gauge, lifting.GAUGES)
     problem = ModuleProblem(model, probes, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
-                            method=method, chunk_size=chunk_size)  # fmt: skip
+                            method=method, chunk_size=chunk_size, route=route, memory_budget=memory_budget,
+                            block_bytes=block_bytes, device=device, scheduler=scheduler)  # fmt: skip
     theta, compact = problem.theta0, problem.period is not None
     ev, c = problem.evaluate(theta), problem.lift(theta, "c", gauge=gauge)
     defect, f_norm = float(ev.delta.norm()), float(ev.f.norm())
     both = defect > 0 and float(ev.xf.norm()) > 0  # lift_cosines divides by ‖X f‖ and ‖δ‖
     return SymmetryLift(
-        params=ev.params, sensitivity=aggregate_sensitivity(ev.jac.J, problem.dim_out), c=c,
+        params=ev.params, sensitivity=aggregate_sensitivity(getattr(ev.jac, "J", ev.jac), problem.dim_out), c=c,
         b=problem.lift(theta, "b", gauge=gauge) if compact else None, f=ev.f, xf=ev.xf, delta=ev.delta,
         defect=defect, defect_rel=defect / f_norm if f_norm > 0 else math.nan, rank=c.rank, tau=problem.tau,
         cos_delta_xf=cosine(ev.delta, ev.xf), relation=lift_cosines(problem, theta) if compact and both else {},
+        route=problem.route, route_note=problem.route_note, passes=getattr(ev.jac, "passes", 0),
     )  # fmt: skip
 
 
@@ -274,18 +264,19 @@ def symmetry_flow(model, probes, generator_in=None, generator_out=None, *, kind:
                   steps: int = FLOW_STEPS, dt: float = FLOW_DT, gauge: str = "sensitivity", params=None,
                   tau: float = lifting.TAU,
                   period: float | None = PERIOD, m: int = 64, method: str = "auto", record_every: int = 1,
-                  realisation: bool = False, progress: bool = True) -> FlowRecord:  # fmt: skip
+                  realisation: bool = False, progress: bool = True, **route) -> FlowRecord:  # fmt: skip
     """The Euler flow from θ along c* (kind "c") or b* ("b"), re-solved at every step (``resolve=True``) or frozen
     at the first direction: ``euler_flows.run_flow`` on a :class:`ModuleProblem` (arguments as :func:`lift_symmetry`).
     ``steps`` and ``dt`` default to the paper's flow (notes §8.6): t from 0 to 1 in 200 forward-Euler steps of
     dt = 0.005, along the raw (not normalised) direction, so that t is the rotation angle in radians along c* and the
     defect should decay as e^(−t) along b*; shorten dt where the direction changes faster than that.
     The record holds ‖δ‖, the exact flow's defect and distance and the lift's rank and residuals per stop;
-    ``ModuleProblem.module_at(record.theta_final)`` gives the module at the end."""
+    ``ModuleProblem.module_at(record.theta_final)`` gives the module at the end. ``route`` takes
+    :func:`lift_symmetry`'s ``route``, ``memory_budget``, ``block_bytes``, ``device`` and ``scheduler``."""
     mode, kind = "resolved" if boolean("resolve", resolve) else "fixed", check_kind(kind)
     steps, dt = integer("steps", steps, min=0), real("dt", dt, min=0, min_open=True)
     gauge = choice("gauge", gauge, lifting.GAUGES)
     problem = ModuleProblem(model, probes, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
-                            method=method)  # fmt: skip
+                            method=method, **route)  # fmt: skip
     return run_flow(problem, problem.theta0, kind, mode, steps=steps, dt=dt, gauge=gauge, record_every=record_every,
                     realisation=realisation, progress=progress)  # fmt: skip

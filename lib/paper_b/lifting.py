@@ -33,7 +33,7 @@ from torch import Tensor
 
 from lib.core.params import value_text
 from lib.kernels.cpu_linalg import symmetric_eigh, thin_svd, tn_gram
-from lib.paper_b import cutoff_profile
+from lib.paper_b import cutoff_profile, streaming
 from lib.paper_b.jacobian_operator import DenseJacobian
 
 TAU = 1e-3  # the paper's relative singular-value cutoff (eq. 23): the one default of every τ in paper B
@@ -73,6 +73,7 @@ class LiftResult:
     extra: dict = field(default_factory=dict)
     profile: cutoff_profile.CutoffProfile | None = None  # the lift at every cutoff (None: a decomposition without
     # the singular bases, e.g. a caller's own TruncatedSVD)
+    image: Tensor | None = None  # J c where the route computed it anyway (a streamed J: it saves a pass)
 
     def summary(self) -> str:
         """The case the τ profile finds, then one line at τ: rank, relative residual, principal angle, gauge."""
@@ -94,7 +95,7 @@ class TruncatedSVD:
 
     U: Tensor
     S: Tensor
-    V: Tensor
+    V: Tensor | None  # None on a streamed J (lib.paper_b.streaming), which never forms V_r
     singular_values: Tensor
     col_norms: Tensor
     method: str
@@ -190,7 +191,7 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
     Sr = S[:r]
     if small_rows:
         U = Q[:, :r]
-        V = op.rmatmul(U / Sr)  # Jᵀ(U_r Σ_r⁻¹): scaling the (M, r) factor, not the (p, r) product
+        V = None if getattr(op, "streamed", False) else op.rmatmul(U / Sr)  # Jᵀ(U_r Σ_r⁻¹), not on a streamed J
     else:
         V = Q[:, :r]
         U = op.matmul(V / Sr)
@@ -269,26 +270,24 @@ def lift(
         raise ValueError("target contains non-finite entries (nan or inf)")
     if svd is None:
         svd = truncated_svd(op, tau=tau, method=method)
-    U, S, V, d = svd.U, svd.S, svd.V, svd.col_norms
-    r = S.shape[0]
-    p = op.shape[1]
-    n_dead = 0
+    U, S, d = svd.U, svd.S, svd.col_norms
+    r, p, n_dead, Jc = S.shape[0], op.shape[1], 0, None
     if r == 0:
-        coef = torch.zeros(p, dtype=torch.float64)
-        proj = torch.zeros_like(eta)
+        coef, proj = torch.zeros(p, dtype=torch.float64), torch.zeros_like(eta)
     else:
         beta = U.T @ eta
-        alpha = beta / S
-        proj = U @ beta
-        if gauge == "minnorm":
-            coef = V @ alpha
+        alpha, proj = beta / S, U @ beta
+        if getattr(op, "streamed", False):  # V_r is never formed: lib.paper_b.streaming
+            coef, Jc, n_dead = streaming.streamed_coefficients(op, U, S, eta, gauge, dead_tol, CHOLESKY_MAX_COND)
+        elif gauge == "minnorm":
+            coef = svd.V @ alpha
         else:
             scale = _power_of_two_scale(d)  # the gauge does not depend on the scale of D; keep D⁻¹ and AAᵀ in range
             d = d * scale if scale != 1.0 else d
             dead = d <= dead_tol * d.max()
             n_dead = int(dead.sum())
             dinv = torch.where(dead, torch.zeros_like(d), 1.0 / torch.where(dead, torch.ones_like(d), d))
-            At = V * dinv[:, None]  # Aᵀ = D⁻¹ V_r, (p, r)
+            At = svd.V * dinv[:, None]  # Aᵀ = D⁻¹ V_r, (p, r)
             coef = dinv * _min_norm_solution(At, alpha)
     resid_vec = proj - eta
     residual = float(resid_vec.norm())
@@ -300,7 +299,7 @@ def lift(
         angle = math.degrees(math.atan2(residual, proj_norm))
     else:
         angle = float("nan")
-    realised = float((op.matmul(coef) - eta).norm())
+    realised = float(((op.matmul(coef) if Jc is None else Jc) - eta).norm())
     profile = cutoff_profile.from_decomposition(svd, op, eta, tau)
     return LiftResult(
         coef=coef,
@@ -316,4 +315,5 @@ def lift(
         method=svd.method,
         n_dead=n_dead,
         profile=profile,
+        image=Jc,
     )

@@ -68,11 +68,12 @@ def lift_cosines(problem, theta: Tensor) -> dict[str, float]:
     (keys :data:`COSINE_KEYS`)."""
     ev = problem.evaluate(theta)
     lifts = {k: problem.lift(theta, k) for k in KINDS}
-    out = direction_relation(ev.jac, lifts["c"].coef, lifts["b"].coef)
+    images = {k: ev.jac.matmul(lifts[k].coef) if lifts[k].image is None else lifts[k].image for k in KINDS}
+    out = {"cos_param": cosine(lifts["c"].coef, lifts["b"].coef), "cos_function": cosine(images["c"], images["b"])}
     targets = {k: problem.target(ev, k) for k in KINDS}
     out["cos_targets"] = cosine(targets["c"], targets["b"])
     for k in KINDS:
-        tail = ev.jac.matmul(lifts[k].coef) - lifts[k].projection
+        tail = images[k] - lifts[k].projection
         out[f"rel_res_{k}"] = float(lifts[k].rel_residual)
         out[f"tail_{k}"] = float(tail.norm()) / float(targets[k].norm())
     out["orth_bound"] = realised_cosine_bound(out["rel_res_c"], out["rel_res_b"], out["tail_c"], out["tail_b"])
