@@ -157,14 +157,12 @@ class ModuleProblem:
         self.block_bytes = streaming.BLOCK_FRACTION * budget if block_bytes is None else block_bytes
         if self.route != "streaming":
             return
-        if self.method == "svd" and route == "streaming":
-            raise ValueError("method='svd' needs the dense J; the streaming route decomposes J Jᵀ: use method='gram' "
-                             "or 'auto'")  # fmt: skip
         if self.tau < lifting.GRAM_MIN_TAU:
             raise ValueError(f"tau={self.tau:g} is below {lifting.GRAM_MIN_TAU:g}, what the streaming route's "
                              "decomposition of J Jᵀ resolves; use route='dense' for it")  # fmt: skip
         if self.method == "svd":
-            self.route_note += "; its τ profile resolves cutoffs down to 1e-5 (the Gram route, not the exact SVD)"
+            self.route_note += ("; the exact SVD needs the dense J, so J Jᵀ is decomposed instead (the Gram route) and "
+                                "its τ profile resolves cutoffs down to 1e-5")  # fmt: skip
         self.method = "gram"
         if route == "auto":
             book_progress.note(f"paper B's lift: {self.route_note}")

@@ -1,0 +1,133 @@
+"""Paper B at the size of real networks: the chapter *Paper B at a million parameters* (``book/at_scale.md``).
+
+The annulus classifier of paper B §3.1 (``lib.paper_b.annulus``: GELU MLP, full-batch Adam on BCE, the full annulus)
+widened to 2 → W → W → 1, 1,053,697 parameters at W = 1,024, trained by the chapter in plain PyTorch
+(``annulus.model.train_model``), then lifted by J streamed in column blocks (``lib.paper_b.streaming``):
+
+- *a known answer*: the input rotation. f(R_t x) is f with W₁ replaced by W₁R_t, so the first-layer direction
+  dW₁ = W₁Ω (every other parameter still) realises X f exactly: J c = X f to round-off, by one forward-mode product
+  (:func:`hand_lift_residual`), whatever τ the truncated lift keeps;
+- *answers not known in advance*: −δ, the direction to the rotation-invariant function (b*), and the nonlinear
+  radial flow v(x) = x‖x‖²/R² (no parameter of an MLP follows it by construction).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, jvp
+
+from lib.core.lines import line
+from lib.core.tables import Table
+from lib.paper_b import any_module, streaming
+from lib.paper_b import symmetry as sym
+from lib.paper_b.annulus.data import AnnulusConfig, make_data
+from lib.paper_b.annulus.model import SimpleMLP, train_model
+from lib.paper_b.sensitivity import module_params
+
+EXTENT = 3.0  # the probes' radius: the outer band ends at r = 3 (notes §8.2)
+
+
+def trained_network(width: int, seed: int, epochs: int, learning_rate: float) -> tuple[nn.Module, dict]:
+    """The classifier 2 → width → width → 1 (GELU), ``torch.manual_seed(seed)`` and PyTorch's default
+    initialisation, trained on the full annulus (200 points) by full-batch Adam: (model, its training record)."""
+    torch.manual_seed(seed)
+    model = SimpleMLP(width, depth=3)
+    x, y = make_data(360.0)
+    start = time.perf_counter()
+    history = train_model(model, x, y, AnnulusConfig(hidden=width, depth=3, epochs=epochs, learning_rate=learning_rate))
+    with torch.no_grad():
+        accuracy = float(((model(torch.as_tensor(x))[:, 0] > 0) == torch.as_tensor(y > 0)).float().mean())
+    record = {"parameters": sum(p.numel() for p in model.parameters()), "bce_start": history[0],
+              "bce_end": history[-1], "accuracy": accuracy, "train_seconds": time.perf_counter() - start}  # fmt: skip
+    return model, record
+
+
+def probes(rings: int, angles: int) -> Tensor:
+    """``rings`` × ``angles`` points of the disc of radius :data:`EXTENT`, invariant under rotations by 2π/angles."""
+    return sym.polar_grid(rings, angles, extent=EXTENT)
+
+
+def radial_field(x: Tensor) -> Tensor:
+    """v(x) = x‖x‖²/R² (R = :data:`EXTENT`): a nonlinear radial flow of the plane (no period)."""
+    return x * (x * x).sum(1, keepdim=True) / EXTENT**2
+
+
+def hand_lift_residual(model: nn.Module, x: Tensor) -> tuple[float, float]:
+    """(‖J c − X f‖/‖X f‖, ‖c‖) for the first-layer direction c: dW₁ = W₁Ω, every other parameter 0; J c by one
+    ``jvp`` in parameter space, X f by one in input space (float64)."""
+    module = any_module.ModuleProblem(model, x, sym.OMEGA).model
+    theta = module_params(module)
+    first = next(iter(theta))
+    tangent = {k: torch.zeros_like(v) for k, v in theta.items()}
+    tangent[first] = theta[first] @ sym.OMEGA
+    _, jc = jvp(lambda p: functional_call(module, p, (x,)), (theta,), (tangent,))
+    _, xf = jvp(lambda y: functional_call(module, theta, (y,)), (x,), (x @ sym.OMEGA.T,))
+    return float((jc - xf).norm() / xf.norm()), float(tangent[first].norm())
+
+
+def both_routes(model: nn.Module, x: Tensor, tau: float) -> dict:
+    """The rotation's lift by the dense J and by the streamed one (both on the Gram route, so that they differ only
+    by where J lives), timed: each route's lift, seconds, passes, the memory it holds, and how far they agree."""
+    out = {}
+    for route in ("dense", "streaming"):
+        start = time.perf_counter()
+        out[route] = any_module.lift_symmetry(model, x, sym.OMEGA, route=route, method="gram", tau=tau)
+        out[f"{route}_seconds"] = time.perf_counter() - start
+    d, s = out["dense"], out["streaming"]
+    rows, p = d.f.numel(), d.sensitivity.numel()
+    S = d.c.singular_values
+    out["bound"] = rows * float(torch.finfo(torch.float64).eps) * float(S[0] / S[d.c.rank - 1]) ** 2
+    out["agreement"] = max(float((getattr(s, k).coef - getattr(d, k).coef).norm() / getattr(d, k).coef.norm())
+                           for k in ("c", "b"))  # fmt: skip
+    block = streaming.BLOCK_FRACTION * streaming.BUDGET_FRACTION * streaming.available_memory()
+    out["dense_bytes"] = 8.0 * rows * p
+    out["streaming_bytes"] = min(8.0 * rows * p, block) + 3 * 8.0 * rows * rows
+    return out
+
+
+def cost_table(routes: dict) -> Table:
+    """One row per route: seconds, passes over J, what it holds of J."""
+    rows = [(name, f"{routes[f'{name}_seconds']:.1f}", str(routes[name].passes) if name == "streaming" else "—",
+             streaming.gib(routes[f"{name}_bytes"]), routes[name].c.rank)
+            for name in ("dense", "streaming")]  # fmt: skip
+    return Table(("route", "seconds", "passes over J", "J held in memory", "rank of c* at τ"), tuple(rows),
+                 caption="The rotation's lift by each route (both decompose J Jᵀ)")  # fmt: skip
+
+
+def flow_curves(records: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(t, ‖f_t − f₀∘R_t‖/‖f₀‖) of each flow record, for a figure."""
+    return {label: rec.curve("exact_dist") for label, rec in records.items()}
+
+
+def values(record: dict, hand: tuple[float, float], routes: dict, radial, flows: dict) -> dict:
+    """Every number and computed sentence the chapter glues (``scale_*``)."""
+    exact_line = line("round_off")
+    s = routes["streaming"]
+    resolved, frozen = (flows[k].ends()["exact_dist"] for k in ("resolved", "frozen"))
+    out = {f"scale_{k}": v for k, v in record.items()}
+    out.update(scale_hand_residual=hand[0], scale_hand_norm=hand[1], scale_round_off=exact_line,
+               scale_c_norm=float(s.c.coef.norm()), scale_rank=s.rank, scale_rows=s.f.numel(),
+               scale_c_profile=s.c.profile.sentence(), scale_b_profile=s.b.profile.sentence(),
+               scale_radial_profile=radial.c.profile.sentence(), scale_defect_rel=s.defect_rel,
+               scale_dense_gib=routes["dense_bytes"] / 2**30, scale_streaming_gib=routes["streaming_bytes"] / 2**30,
+               scale_dense_seconds=routes["dense_seconds"], scale_streaming_seconds=routes["streaming_seconds"],
+               scale_passes=s.passes, scale_agreement=routes["agreement"], scale_bound=routes["bound"],
+               scale_resolved_dist=resolved, scale_frozen_dist=frozen,
+               scale_flow_time=float(flows["resolved"].times[-1]))  # fmt: skip
+    out["scale_known_answer"] = (
+        f"confirmed: it realises X f to a relative {hand[0]:.1e}, within round-off ({exact_line:g})"
+        if hand[0] <= exact_line
+        else f"not confirmed: it misses X f by a relative {hand[0]:.2e}, beyond round-off"
+    )
+    out["scale_agreement_text"] = (
+        f"agree to {routes['agreement']:.1e}, within the bound {routes['bound']:.1e}"
+        if routes["agreement"] <= routes["bound"] else
+        f"differ by {routes['agreement']:.1e}, beyond the bound {routes['bound']:.1e}")  # fmt: skip
+    out["scale_flow_text"] = (
+        "stays closer to the rotated function than the frozen one" if resolved < frozen else
+        "does not stay closer to the rotated function than the frozen one")  # fmt: skip
+    return out
