@@ -82,7 +82,6 @@ class ModuleEvaluation:
         if pb.route == "streaming":  # never formed: lib.paper_b.streaming
             op = StreamedJacobian(pb.model, self.params, pb.probes, block_bytes=pb.block_bytes, device=pb.device,
                                   scheduler=pb.scheduler, scratch=pb.scratch)  # fmt: skip
-            pb.scratch = op.scratch  # one block buffer for every θ of a flow
             return op
         return lifting.DenseJacobian(jacobian(pb.model, self.params, pb.probes, chunk_size=pb.chunk_size))
 
@@ -152,7 +151,7 @@ class ModuleProblem:
         terminal when chosen) and, streamed, the Gram route's decomposition (it cannot resolve τ below 1e-5)."""
         rows, budget = self.probes.shape[0] * self.dim_out, memory_budget
         self.route, self.route_note = streaming.choose_route(route, rows, self.theta0.numel(), budget)
-        self.device, self.scheduler, self.scratch = devices.check("device", device), scheduler, None
+        self.device, self.scheduler, self.scratch = devices.check("device", device), scheduler, {}
         budget = streaming.BUDGET_FRACTION * streaming.available_memory() if budget is None else budget
         self.block_bytes = streaming.BLOCK_FRACTION * budget if block_bytes is None else block_bytes
         if self.route != "streaming":

@@ -8,8 +8,9 @@ columns) and the products Jᵀw and J c. With the retained U_r, Σ_r of J Jᵀ =
     sensitivity:  A Aᵀ = (U_r Σ_r⁻¹)ᵀ K (U_r Σ_r⁻¹),   y = (A Aᵀ)⁻¹ α,   c = D̃⁻² Jᵀ (U_r Σ_r⁻¹ y)   (α = Σ_r⁻¹β)
 
 the same c as the dense route's c = D̃⁻¹ Aᵀ y with Aᵀ = D̃⁻¹ V_r. :class:`StreamedJacobian` computes a column block
-J_S (all M rows, the parameters S: one parameter tensor, or a run of its entries when M·|S| would exceed the block
-budget) by ``vmap(jacrev)`` with respect to that block alone, and adds its share to what a pass accumulates:
+J_S (all M rows; S consecutive parameter entries, small tensors packed together and a tensor larger than the block
+budget cut into runs) by ``vmap(jacrev)`` with respect to that block alone, and adds its share to what a pass
+accumulates:
 
 - pass 1 (once per θ): D, J Jᵀ and K, each block's share J_S J_Sᵀ and J_S D_S⁻² J_Sᵀ (D_S is the block's own);
   a second pass recomputes K only where a column is dead (0 < ‖J_i‖ ≤ dead_tol · max, known at the end of pass 1);
@@ -26,6 +27,7 @@ a GPU. The route needs M ≤ p (on a tall J the dense route is the smaller one).
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 
@@ -166,9 +168,9 @@ class StreamedJacobian:
     streamed = True
 
     def __init__(self, model: nn.Module, theta: dict[str, Tensor], probes: Tensor, *, block_bytes: float,
-                 device: str = "cpu", scheduler: str | None = None, scratch: Tensor | None = None):  # fmt: skip
+                 device: str = "cpu", scheduler: str | None = None, scratch: dict | None = None):  # fmt: skip
         self.device = devices.require("device", device)
-        self.model = model.to(self.device)
+        self.model = model if self.device.type == "cpu" else copy.deepcopy(model).to(self.device)
         self.theta = {k: v.detach().to(torch.float64).to(self.device) for k, v in theta.items()}
         self.probes = probes.detach().to(torch.float64).to(self.device)
         k = functional_call(self.model, self.theta, (self.probes[:1],)).reshape(1, -1).shape[1]
@@ -181,9 +183,7 @@ class StreamedJacobian:
         self.blocks = _blocks(self.theta, self.shape[0], self.block_bytes)
         largest = max(t.numel() for t in self.theta.values())
         self.chunk = max(1, int(CHUNK_BYTES // (8 * k * largest)))
-        size = self.shape[0] * max(width for _, _, width in self.blocks)
-        ok = scratch is not None and scratch.numel() >= size and scratch.device == self.device
-        self.scratch = scratch if ok else torch.empty(size, dtype=torch.float64, device=self.device)
+        self.scratch = {} if scratch is None else scratch  # "buffer": shared with the caller's next operator
         self.scheduler = engine.choose(scheduler, 1).scheduler
         self.passes, self.seconds = 0, 0.0
         self._grams: tuple[Tensor, Tensor, Tensor] | None = None
@@ -211,7 +211,12 @@ class StreamedJacobian:
         return out
 
     def _buffer(self, width: int) -> Tensor:
-        return self.scratch[: self.shape[0] * width].view(self.shape[0], width)
+        """The block buffer (M, width): one allocation, reused by every block and pass (and every θ of a flow)."""
+        size = self.shape[0] * max(w for _, _, w in self.blocks)
+        buf = self.scratch.get("buffer")
+        if buf is None or buf.numel() < size or buf.device != self.device:
+            buf = self.scratch["buffer"] = torch.empty(size, dtype=torch.float64, device=self.device)
+        return buf[: self.shape[0] * width].view(self.shape[0], width)
 
     def _first_pass(self) -> tuple[Tensor, Tensor, Tensor]:
         if self._grams is None:
