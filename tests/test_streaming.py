@@ -1,14 +1,15 @@
-"""Paper B's lift with J streamed by column blocks (``lib.paper_b.streaming``) against the dense J, on the book's two
-networks and three constructed ones; the route an out-of-memory-sized request takes; blocks as Dask jobs and on a GPU.
+"""Paper B's lift with J streamed by column blocks (``lib.paper_b.streaming``) and as per-layer factors
+(``lib.paper_b.linear_factors``) against the dense J, on the book's two networks and three constructed ones; the route
+an out-of-memory-sized request takes; blocks as Dask jobs and on a GPU.
 
-The bound. Both routes decompose J Jᵀ (the Gram route) and differ only in the order of its sums: the dense one forms
-J and one Gram, the streamed one adds a Gram per block. Each entry of J Jᵀ then carries a rounding of at most about
-M·ε·σ₁² (a sum of p products, of size at most σ₁², accumulated in blocks of length ≤ M·… in BLAS; M·ε is the usual
-bound of a blocked sum), and a lift through the retained directions divides by σ_r², so c*, b*, their residuals and
-their images may differ by a relative M·ε·(σ₁/σ_r)², σ_r the smallest retained singular value (≤ M·ε/τ² at the cutoff
-τ). The ranks agree where no singular value lies within that of the cutoff. A wrong route (a missing block, a wrong
-gauge, another D) misses by order one.
-"""
+The bound. The routes decompose J Jᵀ (the Gram route) and differ only in the order of its sums: the dense one forms J
+and one Gram, the streamed one adds a Gram per block, the factored one a Hadamard product of factor Grams per layer.
+An entry of J Jᵀ is a sum of p products; summed in another order it moves by a few ε times the sum of their
+magnitudes, at most about ε·σ₁² for BLAS's blocked sums, so that the whole M × M matrix moves by at most about
+M·ε·σ₁² in norm. A lift through the retained directions divides by σ_r², so c*, b*, their residuals and their images
+may differ by a relative M·ε·(σ₁/σ_r)², σ_r the smallest retained singular value (at most M·ε/τ² at the cutoff τ).
+The ranks agree where no singular value lies within that of the cutoff. A wrong route (a missing block, a wrong gauge,
+another D) misses by order one."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from lib.paper_b import any_module as AM
 from lib.paper_b import lifting, streaming
 from lib.paper_b import symmetry as sym
 from lib.paper_b.annulus import init_model
+from lib.paper_b.linear_factors import linear_layers
 from lib.paper_b.mexican_hat.model import ASRNN, mlp_value
 
 EPS = torch.finfo(torch.float64).eps
@@ -39,17 +41,25 @@ def _rel(a, b) -> float:
 
 
 def both_routes(model, probes, gin, gout=None, **kw):
-    """(dense, streamed) lifts of one module; the streamed one in blocks small enough to cut its tensors."""
+    """The dense lift of one module and its lifts by the other routes: in column blocks small enough to cut its
+    tensors, and as per-layer factors where every parameter is in a linear layer."""
     dense = AM.lift_symmetry(model, probes, gin, gout, method="gram", route="dense", **kw)
     p = sum(t.numel() for t in model.parameters())
     rows = dense.f.numel()
-    streamed = AM.lift_symmetry(model, probes, gin, gout, method="gram", route="streaming",
-                                block_bytes=8 * rows * max(1, p // 5), **kw)  # fmt: skip
-    return dense, streamed
+    others = [AM.lift_symmetry(model, probes, gin, gout, method="gram", route="streaming",
+                               block_bytes=8 * rows * max(1, p // 5), **kw)]  # fmt: skip
+    if linear_layers(model) is not None:
+        others.append(AM.lift_symmetry(model, probes, gin, gout, method="gram", route="factors", **kw))
+    return dense, others
 
 
-def assert_same_lift(dense, streamed):
-    assert streamed.route == "streaming" and dense.route == "dense"
+def assert_same_lift(dense, others):
+    assert dense.route == "dense" and others[0].route == "streaming"
+    for streamed in others:
+        assert_same_as_dense(dense, streamed)
+
+
+def assert_same_as_dense(dense, streamed):
     assert _rel(streamed.sensitivity, dense.sensitivity) < 1e-13
     for kind in ("c", "b"):
         d, s = getattr(dense, kind), getattr(streamed, kind)
@@ -125,16 +135,17 @@ def test_constructed_models_stream_to_the_dense_lift(case):
         model = nn.Sequential(nn.Linear(2, 30), nn.Tanh(), nn.Linear(30, 1))
         with torch.no_grad():
             model[2].weight[0, :4] = 1e-12
-        dense, streamed = both_routes(model, PROBES, OMEGA)
-        assert dense.c.n_dead == streamed.c.n_dead > 0
-        assert_same_lift(dense, streamed)
+        dense, others = both_routes(model, PROBES, OMEGA)
+        assert [o.route for o in others] == ["streaming", "factors"]
+        assert all(dense.c.n_dead == o.c.n_dead > 0 for o in others)
+        assert_same_lift(dense, others)
 
 
 def test_a_request_beyond_the_memory_budget_takes_the_streaming_route_and_says_so():
-    model = nn.Sequential(nn.Linear(2, 30), nn.Tanh(), nn.Linear(30, 1))
-    rows, p = PROBES.shape[0], sum(t.numel() for t in model.parameters())
+    model = Tied()  # a weight used twice: not a network of linear layers
+    rows, p = PROBES.shape[0] * 2, sum(t.numel() for t in model.parameters())
     need = streaming.DENSE_COPIES * 8 * rows * p
-    small = AM.lift_symmetry(model, PROBES, OMEGA, memory_budget=need / 2)
+    small = AM.lift_symmetry(model, PROBES, OMEGA, OMEGA, memory_budget=need / 2)
     assert small.route == "streaming" and small.c.method == "gram"
     assert f"{rows:,} × {p:,}" in small.route_note and "over the budget" in small.route_note
     assert (
@@ -143,9 +154,17 @@ def test_a_request_beyond_the_memory_budget_takes_the_streaming_route_and_says_s
         and small.route_note in small.summary()
     )
     assert small.passes == 3  # J Jᵀ with D and K; then c* and J c*; then b* and J b*
-    large = AM.lift_symmetry(model, PROBES, OMEGA, memory_budget=need * 2)
+    large = AM.lift_symmetry(model, PROBES, OMEGA, OMEGA, memory_budget=need * 2)
     assert large.route == "dense" and "within the budget" in large.route_note and large.passes == 0
     assert large.c.method == "svd"
+
+
+def test_a_network_of_linear_layers_beyond_the_budget_is_kept_as_factors():
+    model = nn.Sequential(nn.Linear(2, 30), nn.Tanh(), nn.Linear(30, 1))
+    res = AM.lift_symmetry(model, PROBES, OMEGA, memory_budget=1.0)
+    assert res.route == "factors" and "per-layer factors" in res.route_note and res.passes == 1
+    with pytest.raises(ValueError, match="route='factors' needs a module whose parameters are all in nn.Linear"):
+        AM.lift_symmetry(Tied(), PROBES, OMEGA, OMEGA, route="factors")
 
 
 def test_blocks_stay_within_their_budget(monkeypatch):

@@ -37,6 +37,7 @@ from lib.paper_b import lifting, streaming
 from lib.paper_b.euler_flows import FlowRecord, run_flow
 from lib.paper_b.group_action import GroupAction, checked_probes, input_size_hint
 from lib.paper_b.lifting_problem import check_kind
+from lib.paper_b.linear_factors import LinearFactorJacobian, factors
 from lib.paper_b.relations import lift_cosines
 from lib.paper_b.sensitivity import aggregate_sensitivity, flatten_params, jacobian, module_params, unflatten_params
 from lib.paper_b.streaming import StreamedJacobian
@@ -79,6 +80,8 @@ class ModuleEvaluation:
     def jac(self) -> lifting.DenseJacobian:
         """J (N·k, p) by ``sensitivity.jacobian`` (vmap(jacrev)), behind the operator interface (``jac.J``)."""
         pb = self._problem
+        if pb.route == "factors":  # never formed: lib.paper_b.linear_factors
+            return LinearFactorJacobian.of(pb.model, self.params, pb.probes)
         if pb.route == "streaming":  # never formed: lib.paper_b.streaming
             op = StreamedJacobian(pb.model, self.params, pb.probes, block_bytes=pb.block_bytes, device=pb.device,
                                   scheduler=pb.scheduler, scratch=pb.scratch)  # fmt: skip
@@ -147,17 +150,18 @@ class ModuleProblem:
         self._choose_route(route, memory_budget, block_bytes, device, scheduler)
 
     def _choose_route(self, route, memory_budget, block_bytes, device, scheduler) -> None:
-        """The dense or the streaming route (``streaming.choose_route``), its sentence (``route_note``, also on the
-        terminal when chosen) and, streamed, the Gram route's decomposition (it cannot resolve τ below 1e-5)."""
+        """The dense, factored or streaming route (``streaming.choose_route``), its sentence (``route_note``, also on
+        the terminal when chosen) and, off the dense route, the Gram route's decomposition (τ down to 1e-5 only)."""
         rows, budget = self.probes.shape[0] * self.dim_out, memory_budget
-        self.route, self.route_note = streaming.choose_route(route, rows, self.theta0.numel(), budget)
+        factored = factors(self.model, self.like, self.probes[:2]) is not None
+        self.route, self.route_note = streaming.choose_route(route, rows, self.theta0.numel(), budget, factored)
         self.device, self.scheduler, self.scratch = devices.check("device", device), scheduler, {}
         budget = streaming.BUDGET_FRACTION * streaming.available_memory() if budget is None else budget
         self.block_bytes = streaming.BLOCK_FRACTION * budget if block_bytes is None else block_bytes
-        if self.route != "streaming":
+        if self.route == "dense":
             return
         if self.tau < lifting.GRAM_MIN_TAU:
-            raise ValueError(f"tau={self.tau:g} is below {lifting.GRAM_MIN_TAU:g}, what the streaming route's "
+            raise ValueError(f"tau={self.tau:g} is below {lifting.GRAM_MIN_TAU:g}, what the {self.route} route's "
                              "decomposition of J Jᵀ resolves; use route='dense' for it")  # fmt: skip
         if self.method == "svd":
             self.route_note += ("; the exact SVD needs the dense J, so J Jᵀ is decomposed instead (the Gram route) and "
@@ -178,7 +182,10 @@ class ModuleProblem:
         return f, (xf if self.act_out is None else xf - self.act_out.velocity(f))
 
     def transformed(self, params: dict[str, Tensor], times: Tensor) -> Tensor:
-        """ρ(g_t)⁻¹ f_θ(g_t x) on the probes for each t of ``times`` (T,): (T, N, k)."""
+        """ρ(g_t)⁻¹ f_θ(g_t x) on the probes for each t of ``times`` (T,): (T, N, k); off the dense route one t at a
+        time, so that a large network's activations are held for N points, not T·N."""
+        if self.route != "dense" and times.shape[0] > 1:
+            return torch.cat([self.transformed(params, times[i : i + 1]) for i in range(times.shape[0])])
         x = self.probes.expand(times.shape[0], *self.probes.shape)
         xs = x if self.act_in is None else self.act_in.apply(x, times)
         fs = self.output(params, xs.reshape(-1, self.dim_in)).reshape(times.shape[0], -1, self.dim_out)

@@ -2,7 +2,8 @@
 
 The annulus classifier of paper B §3.1 (``lib.paper_b.annulus``: GELU MLP, full-batch Adam on BCE, the full annulus)
 widened to 2 → W → W → 1, 1,053,697 parameters at W = 1,024, trained by the chapter in plain PyTorch
-(``annulus.model.train_model``), then lifted by J streamed in column blocks (``lib.paper_b.streaming``):
+(``annulus.model.train_model``), then lifted without the dense J: by its per-layer factors
+(``lib.paper_b.linear_factors``), and, to compare, by J streamed in column blocks (``lib.paper_b.streaming``):
 
 - *a known answer*: the input rotation. f(R_t x) is f with W₁ replaced by W₁R_t, so the first-layer direction
   dW₁ = W₁Ω (every other parameter still) realises X f exactly: J c = X f to round-off, by one forward-mode product
@@ -69,34 +70,42 @@ def hand_lift_residual(model: nn.Module, x: Tensor) -> tuple[float, float]:
     return float((jc - xf).norm() / xf.norm()), float(tangent[first].norm())
 
 
-def both_routes(model: nn.Module, x: Tensor, tau: float, block_bytes: float) -> dict:
-    """The rotation's lift by the dense J and by the streamed one in blocks of at most ``block_bytes`` (both on the
-    Gram route, so that they differ only by where J lives), timed: each route's lift, seconds, passes, the memory it
-    holds, and how far they agree. The block size is the chapter's, not the machine's: it orders the Grams' sums."""
+ROUTES = ("dense", "streaming", "factors")
+ROUTE_WORDS = {"dense": "dense J", "streaming": "column blocks", "factors": "per-layer factors"}
+
+
+def three_routes(model: nn.Module, x: Tensor, tau: float, block_bytes: float) -> dict:
+    """The rotation's lift by the dense J, by J streamed in column blocks of at most ``block_bytes`` and by J's
+    per-layer factors (all on the Gram route, so that they differ only by where J lives), timed: each route's lift,
+    seconds, the bytes of J it holds, and how far the other two agree with the dense one. The block size is the
+    chapter's, not the machine's: it orders the Grams' sums."""
     out = {}
-    for route in ("dense", "streaming"):
+    for route in ROUTES:
         start = time.perf_counter()
         out[route] = any_module.lift_symmetry(model, x, sym.OMEGA, route=route, method="gram", tau=tau,
                                               block_bytes=block_bytes)  # fmt: skip
         out[f"{route}_seconds"] = time.perf_counter() - start
-    d, s = out["dense"], out["streaming"]
+    d = out["dense"]
     rows, p = d.f.numel(), d.sensitivity.numel()
     S = d.c.singular_values
     out["bound"] = rows * float(torch.finfo(torch.float64).eps) * float(S[0] / S[d.c.rank - 1]) ** 2
-    out["agreement"] = max(float((getattr(s, k).coef - getattr(d, k).coef).norm() / getattr(d, k).coef.norm())
-                           for k in ("c", "b"))  # fmt: skip
+    out["agreement"] = max(float((getattr(out[r], k).coef - getattr(d, k).coef).norm() / getattr(d, k).coef.norm())
+                           for k in ("c", "b") for r in ROUTES[1:])  # fmt: skip
+    widths = sum(m.in_features + m.out_features for m in model.modules() if isinstance(m, nn.Linear))
+    grams = 3 * 8.0 * rows * rows
     out["dense_bytes"] = 8.0 * rows * p
-    out["streaming_bytes"] = min(8.0 * rows * p, block_bytes) + 3 * 8.0 * rows * rows
+    out["streaming_bytes"] = min(8.0 * rows * p, block_bytes) + grams
+    out["factors_bytes"] = 8.0 * rows * widths + grams
     return out
 
 
 def cost_table(routes: dict) -> Table:
-    """One row per route: seconds, passes over J, what it holds of J."""
-    rows = [(name, f"{routes[f'{name}_seconds']:.1f}", str(routes[name].passes) if name == "streaming" else "—",
-             streaming.gib(routes[f"{name}_bytes"]), routes[name].c.rank)
-            for name in ("dense", "streaming")]  # fmt: skip
-    return Table(("route", "seconds", "passes over J", "J held in memory", "rank of c* at τ"), tuple(rows),
-                 caption="The rotation's lift by each route (both decompose J Jᵀ)")  # fmt: skip
+    """One row per route: seconds, passes over J, the bytes of J it holds, c*'s rank."""
+    passes = {"dense": "—", "streaming": str(routes["streaming"].passes), "factors": "none (1 forward, 1 backward)"}
+    rows = [(ROUTE_WORDS[name], f"{routes[f'{name}_seconds']:.1f}", passes[name],
+             streaming.gib(routes[f"{name}_bytes"]), routes[name].c.rank) for name in ROUTES]  # fmt: skip
+    return Table(("J as", "seconds", "passes over J", "J held in memory", "rank of c* at τ"), tuple(rows),
+                 caption="The rotation's lift by each route (all three decompose J Jᵀ)")  # fmt: skip
 
 
 def flow_curves(records: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -107,7 +116,7 @@ def flow_curves(records: dict) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 def values(record: dict, hand: tuple[float, float], routes: dict, radial, flows: dict) -> dict:
     """Every number and computed sentence the chapter glues (``scale_*``)."""
     exact_line = line("round_off")
-    s = routes["streaming"]
+    s = routes["factors"]
     resolved, frozen = (flows[k].ends()["exact_dist"] for k in ("resolved", "frozen"))
     out = {f"scale_{k}": v for k, v in record.items()}
     out["scale_example_gb"] = 1000 * 10 * 10**6 * 8 / 1e9  # J of 1,000 probes × 10 outputs × 10⁶ parameters
@@ -117,9 +126,10 @@ def values(record: dict, hand: tuple[float, float], routes: dict, radial, flows:
                scale_c_profile=s.c.profile.sentence(), scale_b_profile=s.b.profile.sentence(),
                scale_radial_profile=radial.c.profile.sentence(), scale_defect_rel=s.defect_rel,
                scale_dense_gib=routes["dense_bytes"] / 2**30, scale_streaming_gib=routes["streaming_bytes"] / 2**30,
-               scale_dense_seconds=routes["dense_seconds"], scale_streaming_seconds=routes["streaming_seconds"],
-               scale_passes=s.passes, scale_agreement=routes["agreement"], scale_bound=routes["bound"],
-               scale_resolved_dist=resolved, scale_frozen_dist=frozen,
+               scale_factors_mib=routes["factors_bytes"] / 2**20, scale_dense_seconds=routes["dense_seconds"],
+               scale_streaming_seconds=routes["streaming_seconds"], scale_factors_seconds=routes["factors_seconds"],
+               scale_passes=routes["streaming"].passes, scale_agreement=routes["agreement"],
+               scale_bound=routes["bound"], scale_resolved_dist=resolved, scale_frozen_dist=frozen,
                scale_flow_time=float(flows["resolved"].times[-1]))  # fmt: skip
     out["scale_known_answer"] = (
         f"confirmed: it realises X f to a relative {hand[0]:.1e}, within round-off ({exact_line:g})"
@@ -129,8 +139,8 @@ def values(record: dict, hand: tuple[float, float], routes: dict, radial, flows:
     prof = s.c.profile
     floor = prof.floor[0]
     out["scale_exact_text"] = (
-        f"The truncated lift finds it: streamed, X f {prof.sentence()}." if prof.case == "exact" else
-        f"The truncated lift does not find it: streamed, X f {prof.sentence()}. A relative "
+        f"The truncated lift finds it: X f {prof.sentence()}." if prof.case == "exact" else
+        f"The truncated lift does not find it: X f {prof.sentence()}. A relative "
         f"{prof.residual_at_paper_tau:.2g} of X f lies along singular directions below τσ₁, which the cutoff "
         f"discards, and down to τ = {prof.resolution:.0e}, what the Gram route resolves (it squares the condition "
         f"number), the residual's floor is {floor:.2g}: a lift that exists reads as approximate.")  # fmt: skip

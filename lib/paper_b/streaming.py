@@ -38,7 +38,7 @@ from torch.func import functional_call, jacrev, vmap
 from lib.core import devices, engine, params
 from lib.kernels.cpu_linalg import tn_gram
 
-ROUTES = ("auto", "dense", "streaming")
+ROUTES = ("auto", "dense", "streaming", "factors")
 #: The default memory budget of the dense route: this fraction of the memory the machine has available.
 BUDGET_FRACTION = 0.5
 #: The dense route holds J, the SVD's factors (as large as J on a wide J) and a work copy: about this many J's.
@@ -68,20 +68,27 @@ def gib(n: float) -> str:
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
 
 
-def choose_route(route: str, rows: int, cols: int, budget: float | None = None) -> tuple[str, str]:
+def choose_route(route: str, rows: int, cols: int, budget: float | None = None,
+                 factored: bool = False) -> tuple[str, str]:  # fmt: skip
     """(the route, a sentence saying why): "dense" when the dense J with its decomposition (:data:`DENSE_COPIES` ×
-    8·M·p bytes) fits the ``budget`` (default :data:`BUDGET_FRACTION` of :func:`available_memory`), else
-    "streaming"; a ``route`` other than "auto" is taken as named, with the same estimate in its sentence."""
+    8·M·p bytes) fits the ``budget`` (default :data:`BUDGET_FRACTION` of :func:`available_memory`), else "factors"
+    where the module is ``factored`` (``lib.paper_b.linear_factors``: its parameters all in linear layers) and
+    "streaming" (column blocks) otherwise; a ``route`` other than "auto" is taken as named, with the same estimate."""
     route = params.choice("route", route, ROUTES)
     budget = BUDGET_FRACTION * available_memory() if budget is None else params.real("memory_budget", budget, min=0,
                                                                                     min_open=True)  # fmt: skip
     need = DENSE_COPIES * 8.0 * rows * cols
     estimate = f"the dense J ({rows:,} × {cols:,}) and its decomposition need about {gib(need)}"
-    if route == "auto":
-        route = "dense" if need <= budget else "streaming"
-        return route, f"{route} route, chosen: {estimate}, {'within' if route == 'dense' else 'over'} the budget " \
-                      f"of {gib(budget)}"  # fmt: skip
-    return route, f"{route} route, as asked ({estimate}; budget {gib(budget)})"
+    if route == "factors" and not factored:
+        raise ValueError("route='factors' needs a module whose parameters are all in nn.Linear layers, each "
+                         "called once on (batch, features) inputs; route='streaming' takes any module")  # fmt: skip
+    if route != "auto":
+        return route, f"{route} route, as asked ({estimate}; budget {gib(budget)})"
+    if need <= budget:
+        return "dense", f"dense route, chosen: {estimate}, within the budget of {gib(budget)}"
+    how = ("factors", "J kept as per-layer factors, every parameter being in a linear layer") if factored else (
+        "streaming", "J streamed by column blocks")  # fmt: skip
+    return how[0], f"{how[0]} route, chosen: {estimate}, over the budget of {gib(budget)}; {how[1]}"
 
 
 def _blocks(like: dict[str, Tensor], rows: int, block_bytes: float) -> list[tuple[tuple[tuple[str, int, int], ...],
@@ -250,6 +257,11 @@ class StreamedJacobian:
             self._gauge[dead_tol] = torch.stack(shares).sum(0) if len(shares) > 1 else shares[0]
         return self._gauge[dead_tol], inv
 
+    def projected_weighted_gram(self, B: Tensor, dead_tol: float) -> tuple[Tensor, Tensor]:
+        """(Bᵀ K B, D̃⁻¹) for B (M, r): the sensitivity gauge's A Aᵀ with B = U_r Σ_r⁻¹ (``weighted_gram``)."""
+        K, inv = self.weighted_gram(dead_tol)
+        return B.T @ K @ B, inv
+
     def lift_products(self, W: Tensor, weights: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """(C = weights ∘ Jᵀ W (p, t), J C (M, t)) for W (M, t), in one pass."""
         shares = self._pass("lift", W=W.to(torch.float64), weights=weights)
@@ -286,8 +298,7 @@ def streamed_coefficients(op: StreamedJacobian, U: Tensor, S: Tensor, eta: Tenso
     if gauge == "minnorm":
         C, JC = op.lift_products((US @ alpha)[:, None])
         return C[:, 0], JC[:, 0], 0
-    K, inv = op.weighted_gram(dead_tol)
-    AAt = US.T @ K @ US
+    AAt, inv = op.projected_weighted_gram(US, dead_tol)
     AAt = (AAt + AAt.T) / 2
     w = torch.linalg.eigvalsh(AAt)
     if w[0] <= w[-1] * AAt.shape[0] * torch.finfo(torch.float64).eps:
