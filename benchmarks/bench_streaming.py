@@ -1,12 +1,14 @@
-"""Where paper B's lift spends its time and memory, dense J against J streamed (``lib.paper_b.streaming``), P = 10³-10⁶.
+"""Paper B's lift without the dense J, its time and memory: dense J, column blocks, per-layer factors, P = 10³-10⁶.
 
 The model is the annulus classifier's shape, 2 → W → W → 1 with GELU (P = W² + 4W + 1), on 256 probes (M = 256); the
-lift is ``lift_symmetry`` of the input rotation: c* and b* in the sensitivity gauge, on the Gram route both ways
-(τ = 1e-3). Each (P, route) runs in a fresh process, so that its peak resident memory (``ru_maxrss``; also counted
-above what the process held before the floor) is its own. In that process it first times the floor: one pass of
-``vmap(jacrev)`` over all probes, forming J's rows (as many probes at a time as the streamed route takes) and keeping
-none of them, since the lift cannot cost less than reading J once; the lift's time is given as a ratio to it. The
-dense route runs only where 3 × 8·M·P bytes fit half the available memory; ``--large`` adds P ≈ 10⁷ (streamed).
+lift is ``lift_symmetry`` of the input rotation: c* and b* in the sensitivity gauge, on the Gram route every way (τ =
+1e-3): J dense, J streamed in column blocks of at most 1.5 GiB (``lib.paper_b.streaming``, any module) and J as
+per-layer factors (``lib.paper_b.linear_factors``, a network of linear layers). Each (P, route) runs in a fresh process,
+so that its peak resident memory (``ru_maxrss``; also counted above what the process held before the floor) is its own.
+In that process it first times the floor: one pass of ``vmap(jacrev)`` over all probes, forming J's rows (as many probes
+at a time as the streamed route takes) and keeping none of them, since the lift cannot cost less than reading J once;
+the lift's time is given as a ratio to it. The dense route runs only where 3 × 8·M·P bytes fit half the available
+memory; ``--large`` adds P ≈ 10⁷ (as factors only: the column blocks would take about ten minutes).
 
     .venv/bin/python -m bookrun.arithmetic .venv/bin/python benchmarks/bench_streaming.py [--large]
 
@@ -66,7 +68,7 @@ def measure(width: int, route: str) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--large", action="store_true", help="add P ≈ 10⁷ (streamed only)")
+    ap.add_argument("--large", action="store_true", help="add P ≈ 10⁷ (as factors only)")
     ap.add_argument("--one", nargs=2, metavar=("WIDTH", "ROUTE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -77,7 +79,7 @@ def main() -> None:
 
     rows = []
     for p, width in {**WIDTHS, **(LARGE if args.large else {})}.items():
-        for route in ("dense", "streaming"):
+        for route in ("dense", "streaming", "factors") if p in WIDTHS else ("factors",):
             need = streaming.DENSE_COPIES * 8 * PROBES[0] * PROBES[1] * p
             if route == "dense" and need > streaming.BUDGET_FRACTION * streaming.available_memory():
                 continue

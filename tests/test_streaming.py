@@ -13,6 +13,8 @@ another D) misses by order one."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 from torch import nn
@@ -22,7 +24,7 @@ from lib.paper_b import any_module as AM
 from lib.paper_b import lifting, streaming
 from lib.paper_b import symmetry as sym
 from lib.paper_b.annulus import init_model
-from lib.paper_b.linear_factors import linear_layers
+from lib.paper_b.linear_factors import factors, linear_layers
 from lib.paper_b.mexican_hat.model import ASRNN, mlp_value
 
 EPS = torch.finfo(torch.float64).eps
@@ -48,7 +50,8 @@ def both_routes(model, probes, gin, gout=None, **kw):
     rows = dense.f.numel()
     others = [AM.lift_symmetry(model, probes, gin, gout, method="gram", route="streaming",
                                block_bytes=8 * rows * max(1, p // 5), **kw)]  # fmt: skip
-    if linear_layers(model) is not None:
+    double = copy.deepcopy(model).double()
+    if factors(double, {k: v.detach() for k, v in double.named_parameters()}, probes[:2]) is not None:
         others.append(AM.lift_symmetry(model, probes, gin, gout, method="gram", route="factors", **kw))
     return dense, others
 
@@ -216,3 +219,27 @@ def test_blocks_on_a_gpu_give_the_same_lift():
     here = AM.lift_symmetry(model, PROBES, OMEGA, route="streaming", method="gram")
     gpu = AM.lift_symmetry(model, PROBES, OMEGA, route="streaming", method="gram", device="cuda")
     assert gpu.c.rank == here.c.rank and _rel(gpu.c.coef, here.c.coef) < bound(here.c)
+
+
+class Twice(nn.Module):
+    """Every parameter in one linear layer, called twice: J's rows do not factor by layer."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.lin = nn.Linear(2, 2)
+        self.head = nn.Linear(2, 40)
+        self.out = nn.Linear(40, 1)
+
+    def forward(self, x):
+        return self.out(torch.tanh(self.head(torch.tanh(self.lin(torch.tanh(self.lin(x)))))))
+
+
+def test_a_layer_called_twice_is_not_factored_and_auto_streams_it():
+    model = Twice().double()
+    theta = {k: v.detach() for k, v in model.named_parameters()}
+    assert linear_layers(model) is not None and factors(model, theta, PROBES) is None
+    res = AM.lift_symmetry(Twice(), PROBES, OMEGA, memory_budget=1.0)
+    assert res.route == "streaming" and "column blocks" in res.route_note
+    dense, others = both_routes(Twice(), PROBES, OMEGA)
+    assert_same_lift(dense, others)

@@ -157,7 +157,8 @@ class ModuleProblem:
         self.route, self.route_note = streaming.choose_route(route, rows, self.theta0.numel(), budget, factored)
         self.device, self.scheduler, self.scratch = devices.check("device", device), scheduler, {}
         budget = streaming.BUDGET_FRACTION * streaming.available_memory() if budget is None else budget
-        self.block_bytes = streaming.BLOCK_FRACTION * budget if block_bytes is None else block_bytes
+        one_column = 8.0 * rows  # the smallest block: one column of J
+        self.block_bytes = max(streaming.BLOCK_FRACTION * budget, one_column) if block_bytes is None else block_bytes
         if self.route == "dense":
             return
         if self.tau < lifting.GRAM_MIN_TAU:

@@ -27,6 +27,7 @@ from lib.paper_b import any_module, streaming
 from lib.paper_b import symmetry as sym
 from lib.paper_b.annulus.data import AnnulusConfig, make_data
 from lib.paper_b.annulus.model import SimpleMLP, train_model
+from lib.paper_b.cutoff_profile import CASE_WORDS
 from lib.paper_b.sensitivity import module_params
 
 EXTENT = 3.0  # the probes' radius: the outer band ends at r = 3 (notes §8.2)
@@ -101,10 +102,12 @@ def three_routes(model: nn.Module, x: Tensor, tau: float, block_bytes: float) ->
 
 def cost_table(routes: dict) -> Table:
     """One row per route: seconds, passes over J, the bytes of J it holds, c*'s rank."""
-    passes = {"dense": "—", "streaming": str(routes["streaming"].passes), "factors": "none (1 forward, 1 backward)"}
+    k = routes["dense"].f.shape[1]
+    passes = {"dense": "—", "streaming": str(routes["streaming"].passes),
+              "factors": f"none (1 forward, {k} backward)"}  # fmt: skip
     rows = [(ROUTE_WORDS[name], f"{routes[f'{name}_seconds']:.1f}", passes[name],
              streaming.gib(routes[f"{name}_bytes"]), routes[name].c.rank) for name in ROUTES]  # fmt: skip
-    return Table(("J as", "seconds", "passes over J", "J held in memory", "rank of c* at τ"), tuple(rows),
+    return Table(("J as", "time (s)", "passes over J", "J held in memory", "rank of c* at τ"), tuple(rows),
                  caption="The rotation's lift by each route (all three decompose J Jᵀ)")  # fmt: skip
 
 
@@ -123,8 +126,7 @@ def values(record: dict, hand: tuple[float, float], routes: dict, radial, flows:
     out["scale_width"] = next(iter(s.params.values())).shape[0]
     out.update(scale_hand_residual=hand[0], scale_hand_norm=hand[1], scale_round_off=exact_line,
                scale_c_norm=float(s.c.coef.norm()), scale_rank=s.rank, scale_rows=s.f.numel(),
-               scale_c_profile=s.c.profile.sentence(), scale_b_profile=s.b.profile.sentence(),
-               scale_radial_profile=radial.c.profile.sentence(), scale_defect_rel=s.defect_rel,
+               scale_defect_rel=s.defect_rel,
                scale_dense_gib=routes["dense_bytes"] / 2**30, scale_streaming_gib=routes["streaming_bytes"] / 2**30,
                scale_factors_mib=routes["factors_bytes"] / 2**20, scale_dense_seconds=routes["dense_seconds"],
                scale_streaming_seconds=routes["streaming_seconds"], scale_factors_seconds=routes["factors_seconds"],
@@ -137,13 +139,12 @@ def values(record: dict, hand: tuple[float, float], routes: dict, radial, flows:
         else f"not confirmed: it misses X f by a relative {hand[0]:.2e}, beyond round-off"
     )
     prof = s.c.profile
-    floor = prof.floor[0]
-    out["scale_exact_text"] = (
-        f"The truncated lift finds it: X f {prof.sentence()}." if prof.case == "exact" else
-        f"The truncated lift does not find it: X f {prof.sentence()}. A relative "
-        f"{prof.residual_at_paper_tau:.2g} of X f lies along singular directions below τσ₁, which the cutoff "
-        f"discards, and down to τ = {prof.resolution:.0e}, what the Gram route resolves (it squares the condition "
-        f"number), the residual's floor is {floor:.2g}: a lift that exists reads as approximate.")  # fmt: skip
+    out.update(scale_exact_verdict="finds it" if prof.case == "exact" else "does not find it",
+               scale_c_case=CASE_WORDS[prof.case], scale_c_res=prof.residual_at_paper_tau, scale_c_floor=prof.floor[0],
+               scale_resolution=prof.resolution)  # fmt: skip
+    for name, lift in (("b", s.b), ("radial", radial.c)):
+        out.update({f"scale_{name}_case": CASE_WORDS[lift.profile.case], f"scale_{name}_res": lift.rel_residual,
+                    f"scale_{name}_floor": lift.profile.floor[0]})  # fmt: skip
     out["scale_agreement_text"] = (
         f"agree to {routes['agreement']:.1e}, within the bound {routes['bound']:.1e}"
         if routes["agreement"] <= routes["bound"] else
