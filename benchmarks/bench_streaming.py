@@ -4,11 +4,11 @@ The model is the annulus classifier's shape, 2 → W → W → 1 with GELU (P = 
 lift is ``lift_symmetry`` of the input rotation: c* and b* in the sensitivity gauge, on the Gram route every way (τ =
 1e-3): J dense, J streamed in column blocks of at most 1.5 GiB (``lib.paper_b.streaming``, any module) and J as
 per-layer factors (``lib.paper_b.linear_factors``, a network of linear layers). Each (P, route) runs in a fresh process,
-so that its peak resident memory (``ru_maxrss``; also counted above what the process held before the floor) is its own.
-In that process it first times the floor: one pass of ``vmap(jacrev)`` over all probes, forming J's rows (as many probes
-at a time as the streamed route takes) and keeping none of them, since the lift cannot cost less than reading J once;
-the lift's time is given as a ratio to it. The dense route runs only where 3 × 8·M·P bytes fit half the available
-memory; ``--large`` adds P ≈ 10⁷ (as factors only: the column blocks would take about ten minutes).
+so that its peak resident memory (``ru_maxrss``) is its own, and the resident memory the lift itself adds is sampled
+while it runs. In that process it first times the floor: one pass of ``vmap(jacrev)`` over all probes, forming J's rows
+(as many probes at a time as the streamed route takes) and keeping none of them, since the lift cannot cost less than
+reading J once; the lift's time is given as a ratio to it. The dense route runs only where 3 × 8·M·P bytes fit half the
+available memory; ``--large`` adds P ≈ 10⁷ (as factors only: the column blocks would take about ten minutes).
 
     .venv/bin/python -m bookrun.arithmetic .venv/bin/python benchmarks/bench_streaming.py [--large]
 
@@ -30,6 +30,31 @@ WIDTHS = {1_000: 30, 10_000: 98, 100_000: 314, 1_000_000: 1000}
 LARGE = {10_000_000: 3160}
 PROBES = (8, 32)  # rings × angles: M = 256
 BLOCK_BYTES = 1.5 * 2**30
+
+
+class PeakRSS:
+    """The largest resident memory above where it started (MiB), sampled every 2 ms on a thread until ``stop``."""
+
+    def __init__(self):
+        import threading
+
+        self.base, self.peak, self.done = self.now(), 0, threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def now() -> int:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * resource.getpagesize()
+
+    def run(self) -> None:
+        while not self.done.wait(0.002):
+            self.peak = max(self.peak, self.now())
+
+    def stop(self) -> float:
+        self.done.set()
+        self.thread.join()
+        return (max(self.peak, self.now()) - self.base) / 2**20
 
 
 def measure(width: int, route: str) -> dict:
@@ -56,13 +81,15 @@ def measure(width: int, route: str) -> dict:
     for i in range(0, x.shape[0], step):
         rows(theta, x[i : i + step])  # J's rows of these probes, not kept (as many as the streamed route takes)
     floor = time.perf_counter() - start
+    sampler = PeakRSS()
     start = time.perf_counter()
     res = any_module.lift_symmetry(model, x, sym.OMEGA, route=route, method="gram", block_bytes=BLOCK_BYTES)
     seconds = time.perf_counter() - start
+    lift_mib = sampler.stop()
     p, m = res.sensitivity.numel(), res.f.numel()
     return {"P": p, "M": m, "route": route, "seconds": seconds, "floor_seconds": floor, "ratio": seconds / floor,
             "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "passes": res.passes,
-            "start_mib": baseline,
+            "start_mib": baseline, "lift_mib": lift_mib,
             "model_and_grams_mib": (8 * p + 3 * 8 * m * m) / 2**20, "rank": res.rank}  # fmt: skip
 
 
@@ -88,7 +115,7 @@ def main() -> None:
             row = json.loads(done.stdout.strip().splitlines()[-1])
             rows.append(row)
             print(f"P={row['P']:>10,} {route:>9}: {row['seconds']:7.1f} s, peak {row['peak_mib']:8.0f} MiB, "
-                  f"{row['peak_mib'] - row['start_mib']:8.0f} above the start "
+                  f"{row['lift_mib']:8.0f} MiB during the lift "
                   f"(model + Grams {row['model_and_grams_mib']:.0f} MiB), {row['passes']} passes, "
                   f"{row['ratio']:.2f}× the floor ({row['floor_seconds']:.1f} s)", flush=True)  # fmt: skip
     out = {"machine": platform.processor() or platform.machine(), "python": platform.python_version(), "rows": rows}
