@@ -77,15 +77,15 @@ class ModuleEvaluation:
         self.lifts: dict[tuple[str, str], lifting.LiftResult] = {}
 
     @cached_property
-    def jac(self) -> lifting.DenseJacobian:
-        """J (N·k, p) by ``sensitivity.jacobian`` (vmap(jacrev)), behind the operator interface (``jac.J``)."""
+    def jac(self) -> lifting.DenseJacobian | StreamedJacobian | LinearFactorJacobian:
+        """J (N·k, p) behind the operator interface: dense by ``sensitivity.jacobian`` (vmap(jacrev); ``jac.J``), or,
+        never formed, streamed by column blocks or kept as per-layer factors (the problem's ``route``)."""
         pb = self._problem
-        if pb.route == "factors":  # never formed: lib.paper_b.linear_factors
+        if pb.route == "factors":
             return LinearFactorJacobian.of(pb.model, self.params, pb.probes)
-        if pb.route == "streaming":  # never formed: lib.paper_b.streaming
-            op = StreamedJacobian(pb.model, self.params, pb.probes, block_bytes=pb.block_bytes, device=pb.device,
-                                  scheduler=pb.scheduler, scratch=pb.scratch)  # fmt: skip
-            return op
+        if pb.route == "streaming":
+            return StreamedJacobian(pb.model, self.params, pb.probes, block_bytes=pb.block_bytes, device=pb.device,
+                                    scheduler=pb.scheduler, scratch=pb.scratch)  # fmt: skip
         return lifting.DenseJacobian(jacobian(pb.model, self.params, pb.probes, chunk_size=pb.chunk_size))
 
     @cached_property
