@@ -19,17 +19,21 @@ from lib.core.settings import CHECKING
 from .manifest import ManifestError
 from .processes import cache_dir, kill_group, make_run_tmp
 
-CHECK_TIMEOUT = 300.0  # seconds the parameter check of all chapters may take
+#: Seconds the parameter check of all chapters may take: about 5 s for the whole book here, so a check that takes
+#: longer hangs (a task module that sleeps or waits on import, a value whose check does not end) and is refused.
+CHECK_TIMEOUT = 60.0
 CHILD_CHECK = "--check-values-child"  # the hidden mode of ``python -m bookrun`` that runs the checks
 #: What a validation cell raises for a value it refuses (``lib.core.params``: ValueError, TypeError; a task or file
-#: that is not there: LookupError, OSError). Any other error is left to the run, which reports it with its cell.
+#: that is not there: LookupError, OSError). Any other exception (a MemoryError, a task module's ImportError or
+#: SyntaxError) refuses the run as well, with its type named: the check is a gate, never skipped.
 REFUSALS = (ValueError, TypeError, LookupError, OSError)
 
 
 def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, str]:
     """Run every chapter's validation cells (``{stem: cells}``) in one plain IPython process working in ``cwd``;
-    ``{stem: "Type: message"}`` for those that refuse their parameters. A checker that cannot run (or runs too long)
-    is reported on stderr and skipped."""
+    ``{stem: "Type: message"}`` for those that refuse their parameters. It fails closed: a checker that crashes, exits
+    without its result or runs past :data:`CHECK_TIMEOUT` refuses the chapter it was checking (named from the
+    child's progress file), never lets the run start unchecked."""
     if not chapters:
         return {}
     tmp = make_run_tmp(build_dir(), "check")
@@ -49,16 +53,26 @@ def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path)
             kill_group(proc, signal.SIGKILL)
             proc.wait()
             if sys.exc_info()[0] is subprocess.TimeoutExpired:
-                print(f"warning: the parameter check took over {CHECK_TIMEOUT:.0f} s; skipped", file=sys.stderr)
-                return {}
+                return {
+                    _checking(out, chapters): f"its parameter check did not finish within {CHECK_TIMEOUT:.0f} s "
+                    "(a task module or value whose check hangs, e.g. on import); refused, not run unchecked"
+                }
             raise
         if proc.returncode != 0 or not out.is_file():
-            tail = output.decode(errors="replace").strip().splitlines()[-3:]
-            print(f"warning: the parameter check could not run ({' / '.join(tail)}); skipped", file=sys.stderr)
-            return {}
+            tail = " / ".join(output.decode(errors="replace").strip().splitlines()[-3:]) or "no output"
+            how = f"exit status {proc.returncode}" if proc.returncode else "it exited without a result"
+            return {_checking(out, chapters): f"its parameter check crashed ({how}: {tail}); refused, not run "
+                                              "unchecked"}  # fmt: skip
         return {k: v for k, v in json.loads(out.read_text()).items() if v}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _checking(out: Path, chapters: dict) -> str:
+    """The chapter the child was checking when it stopped (its progress file), else the first one."""
+    current = out.with_suffix(".current")
+    stem = current.read_text().strip() if current.is_file() else ""
+    return stem if stem in chapters else next(iter(chapters))
 
 
 def check_values_child(spec_path: str, out_path: str) -> int:
@@ -70,6 +84,7 @@ def check_values_child(spec_path: str, out_path: str) -> int:
     shell = InteractiveShell.instance()
     results = {}
     for item in spec["chapters"]:
+        Path(out_path).with_suffix(".current").write_text(item["stem"])
         shell.reset(new_session=False)
         error = None
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -78,9 +93,9 @@ def check_values_child(spec_path: str, out_path: str) -> int:
                 exc = result.error_before_exec or result.error_in_exec
                 if type(exc).__name__ == "CheckedOnly":  # lib.core.cache: the values passed; work would start
                     break
-                if isinstance(exc, REFUSALS):
-                    error = f"{type(exc).__name__}: {exc}"
-                if exc is not None:  # another error is not about the values: the run meets it, in its cell
+                if exc is not None:  # a refusal (REFUSALS), or any other exception: both refuse the run
+                    error = f"{type(exc).__name__}: {exc}" if isinstance(exc, REFUSALS) else (
+                        f"{type(exc).__name__} while checking the values: {exc}")  # fmt: skip
                     break
         results[item["stem"]] = error
     Path(out_path).write_text(json.dumps(results))

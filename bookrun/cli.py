@@ -132,6 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         return _list(manifest)
     if args.jobs < 1:
         parser.error(f"--jobs={args.jobs} must be at least 1")
+    given = [name for name, _ in args.parameter]
+    twice = sorted({name for name in given if given.count(name) > 1})
+    if twice:
+        values = "; ".join(f"-p {n} " + ", ".join(repr(v) for k, v in args.parameter if k == n) for n in twice)
+        parser.error(f"a parameter given more than once ({values}): give each once, the value you mean")
     overrides = {name: coerce(value, name) for name, value in args.parameter}
     if (overrides or args.name) and not args.only:
         parser.error("-p and --name need --only: a scratch run executes named chapters")

@@ -173,7 +173,15 @@ def chapter_settings(stem: str, book_dir: Path | None = None) -> dict[str, Any]:
 
 
 class _FlowLoader(yaml.SafeLoader):
-    """YAML for ``-p`` values: floats also without a dot (``1e-3``), and only true/false/True/False are booleans."""
+    """YAML for ``-p`` values: floats also without a dot (``1e-3``), and only true/false/True/False are booleans; no
+    aliases (``*a``), whose nesting can expand a few hundred characters into billions of nodes."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, f"an alias (*{event.anchor}) is not allowed; write the "
+                                              "value out", event.start_mark)  # fmt: skip
+        return super().compose_node(parent, index)
 
 
 _FlowLoader.yaml_implicit_resolvers = {
