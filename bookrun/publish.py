@@ -9,7 +9,7 @@ WHY="..."``) and a version of the book not yet released (``CHANGELOG.md``: raise
 ``pyproject.toml`` and open its section first). The publish is logged, with the reason and the version, in
 ``published/publishes.json`` (how many values moved, per chapter) and each verdict that changes in
 ``published/changes.json`` (the page *Changes to the verdicts*); ``python -m bookrun.changelog`` then writes both into
-``CHANGELOG.md``.
+``CHANGELOG.md``. Last, ``published/SHA256SUMS`` records every file's checksum (``lib.core.reference.CHECKSUMS``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 import sys
 
 from lib.core import reference
-from lib.core.paths import REPO_ROOT, build_dir
+from lib.core.paths import REPO_ROOT, atomic_write_bytes, build_dir
 
 from . import changelog, release
 from .manifest import load_manifest
@@ -91,6 +91,9 @@ def main(argv: list[str]) -> int:
     write_json_atomic(reference.PUBLISHED / "claims.json", claims)
     write_json_atomic(reference.PUBLISHED / "provenance.json", provenance)
     _clear_pending({k.split("::", 1)[0] for k in kept})
+    atomic_write_bytes(
+        reference.PUBLISHED / reference.CHECKSUMS, reference.checksum_lines(reference.PUBLISHED).encode()
+    )
     print(f"published {len(kept)} values ({len(results) - len(kept)} timings left out) and {len(claims)} claims to "
           f"{shown(reference.PUBLISHED)}/")  # fmt: skip
     if previous is not None:

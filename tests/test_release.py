@@ -181,6 +181,7 @@ def test_a_publish_is_logged_under_its_version_and_needs_a_reason(publishing, ca
         "C1", "reproduced", "undecided", release.version())  # fmt: skip
     assert publish.main([]) == 0, "publishing the same reference again needs no reason and logs nothing"
     assert len(json.loads((publishing / "published" / "publishes.json").read_text())) == 1
+    assert reference.checksum_problems(publishing / "published") == [], "every publish writes the checksum manifest"
 
 
 def test_a_pending_chapter_is_published_logged_and_no_longer_pending(publishing):

@@ -10,6 +10,7 @@ the executor writes the comparison to ``_build/reference_diff.json`` and the app
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -25,6 +26,10 @@ FILES = ("results.json", "claims.json", "provenance.json")
 #: by hand with the chapter; ``make publish`` removes each chapter it publishes). Their values are listed as
 #: ``pending``, not ``new``: every published value is still required bit for bit.
 PENDING = "pending.json"
+#: The published reference's checksum manifest (``sha256sum`` format; ``sha256sum -c SHA256SUMS`` in ``published/``),
+#: written by every publish and verified by ``make test`` on every machine, pinned or not: a value edited by hand
+#: fails there, naming the file, whether or not this build can be compared bit for bit.
+CHECKSUMS = "SHA256SUMS"
 
 #: The rules for exempt values: a glued name that states a duration (wall-clock seconds or minutes of this run), or
 #: one that states this build's standing against the reference itself (:data:`STANDING`, which a publish changes).
@@ -193,3 +198,24 @@ def comparable(provenance: dict[str, Any], published: dict[str, Any]) -> tuple[b
             "build on another vendor has not yet been shown to equal it, so it is compared, not required"
         )
     return True, "pinned arithmetic, the reference's libraries"
+
+
+def checksum_lines(folder: Path = PUBLISHED) -> str:
+    """The manifest's text for every file of ``folder`` but the manifest itself, sorted by name."""
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file() and p.name != CHECKSUMS)
+    return "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in files)
+
+
+def checksum_problems(folder: Path = PUBLISHED) -> list[str]:
+    """What does not match the manifest in ``folder``: a file changed since the publish that wrote it, one missing,
+    one the manifest does not list; empty when the reference is as published."""
+    manifest = Path(folder) / CHECKSUMS
+    if not manifest.is_file():
+        return [f"{manifest} is missing: the reference was not written by `make publish`"]
+    listed = dict(reversed(line.split("  ", 1)) for line in manifest.read_text().splitlines() if line.strip())
+    actual = dict(reversed(line.split("  ", 1)) for line in checksum_lines(folder).splitlines())
+    problems = [f"published/{name} differs from what `make publish` wrote (edited by hand?)"
+                for name in sorted(set(listed) & set(actual)) if listed[name] != actual[name]]  # fmt: skip
+    problems += [f"published/{name} is missing" for name in sorted(set(listed) - set(actual))]
+    problems += [f"published/{name} is not in {CHECKSUMS}" for name in sorted(set(actual) - set(listed))]
+    return problems
