@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.name is not None:
         if not NAME_RULE.fullmatch(args.name):
             parser.error(f"--name={args.name!r} must be 1-120 letters, digits and . _ + = , - (starting alphanumeric)")
+        if args.name.endswith(".failed") or ".partial-" in args.name:  # the executor's own: run X's failure, staging
+            parser.error(f"--name={args.name!r} is a name the executor gives its own files (a failed run's "
+                         "'<name>.failed', a run's '.<name>.partial-<pid>' staging); choose another")  # fmt: skip
         if len(selected) > 1:
             parser.error(f"--name={args.name!r} names one run; give one chapter with --only (got {selected})")
     scratch = bool(overrides) or args.name is not None or any(s not in manifest for s in selected)

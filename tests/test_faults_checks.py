@@ -1,7 +1,7 @@
 """The up-front check is a gate (issue 50): a task module that fails or hangs on import, a checker that crashes, a
-YAML alias bomb and a parameter given twice each refuse the run before anything executes (exit 2, one sentence
-naming the chapter or parameter and what happened), where the check used to say "skipped" and start the chapter.
-Marked ``faults``; ``make test`` runs them."""
+YAML alias bomb, a parameter given twice and a run name of the executor's own files each refuse the run before
+anything executes (exit 2, one sentence naming the chapter or parameter and what happened), where the check used to
+say "skipped" and start the chapter. Marked ``faults``; ``make test`` runs them."""
 
 from __future__ import annotations
 
@@ -93,4 +93,13 @@ def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path):
 def test_a_parameter_given_twice_is_refused_with_both_values(tmp_path):
     proc = _bookrun(tmp_path, "--only", "task_sine", "-p", "solutions", "3", "-p", "solutions", "100000")
     _refused(proc, "a parameter given more than once (-p solutions '3', '100000')", "give each once")
+    _nothing_ran(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["sine.failed", "x.partial-123"])
+def test_a_run_name_of_the_executors_own_files_is_refused(tmp_path, name):
+    """``--name X.failed`` is where run X's failure goes: a failing run X would replace it, a successful one delete
+    it; a staging name could be swept as a leftover."""
+    proc = _bookrun(tmp_path, "--only", "task_sine", "--name", name)
+    _refused(proc, f"--name={name!r} is a name the executor gives its own files", "choose another")
     _nothing_ran(tmp_path)
