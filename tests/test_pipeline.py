@@ -79,7 +79,9 @@ def tiny_book(tmp_path):
     book = tmp_path / "book"
     book.mkdir()
     (book / "ok.md").write_text(HEADER.format(body='glue("twice", n * 2, display=False)'))
-    (book / "bad.md").write_text(HEADER.format(body='raise RuntimeError("boom")'))
+    # fails while it runs, after its validation cell (one failing there refuses the run up front: test_faults_checks)
+    failing = '\n```{code-cell} ipython3\nraise RuntimeError("boom")\n```\n'
+    (book / "bad.md").write_text(HEADER.format(body="n = int(n)") + failing)
     env = dict(os.environ, BOOK_BUILD_DIR=str(tmp_path / "_build"))
     return book, env
 
