@@ -148,10 +148,11 @@ def _gram(X: Tensor) -> Tensor:
     return tn_gram(X.T) if X.device.type == "cpu" else X @ X.T
 
 
-def block_share(model, theta, probes, segments, chunk, what, W=None, weights=None, out=None):
+def block_share(model, theta, probes, segments, chunk, what, W=None, weights=None, C=None, out=None):
     """One block's share of a pass (``what``): "grams" → (its column norms, J_S J_Sᵀ, J_S D_S⁻² J_Sᵀ over its
     non-zero columns); "gauge" → J_S diag(weights_S) J_Sᵀ; "lift" → (c_S = weights_S ∘ J_Sᵀ W, J_S c_S), weights
-    None for none. A top-level function of plain arguments, so that a block can run as a Dask job."""
+    None for none; "rmatmul" → J_Sᵀ W; "matmul" → J_S C_S. A top-level function of plain arguments, so that a block
+    can run as a Dask job."""
     Jb = block_jacobian(model, theta, probes, segments, chunk, out)
     w = None if weights is None else weights.to(Jb.device)
     if what == "grams":
@@ -161,7 +162,11 @@ def block_share(model, theta, probes, segments, chunk, what, W=None, weights=Non
         return d.cpu(), G, _gram(Jb.mul_(inv)).cpu()  # in place: the block is not needed again
     if what == "gauge":
         return _gram(Jb.mul_(w.sqrt())).cpu()
+    if what == "matmul":
+        return (Jb @ C.to(Jb.device)).cpu()
     c = Jb.T @ W.to(Jb.device)
+    if what == "rmatmul":
+        return c.cpu()
     c = c if w is None else c * w[:, None]
     return c.cpu(), (Jb @ c).cpu()
 
@@ -204,7 +209,7 @@ class StreamedJacobian:
         """Every block's share of one pass, in block order (here, or as jobs where a scheduler is named)."""
         start = time.perf_counter()
         jobs = [dict(model=self.model, theta=self.theta, probes=self.probes, segments=segments, chunk=self.chunk,
-                     what=what, **{k: v[col : col + width] if k == "weights" and v is not None else v
+                     what=what, **{k: v[col : col + width] if k in ("weights", "C") and v is not None else v
                                    for k, v in extra.items()})
                 for segments, col, width in self.blocks]  # fmt: skip
         if self.scheduler is None:  # here, each block in the one scratch buffer
@@ -273,19 +278,15 @@ class StreamedJacobian:
 
     def rmatmul(self, W: Tensor) -> Tensor:
         """Jᵀ W for W (M,) or (M, t) (one pass)."""
-        C = self.lift_products(W.reshape(W.shape[0], -1))[0]
+        C = torch.cat(self._pass("rmatmul", W=W.reshape(W.shape[0], -1).to(torch.float64)))
         return C.reshape(-1) if W.ndim == 1 else C
 
     def matmul(self, C: Tensor) -> Tensor:
         """J C for C (p,) or (p, t) (one pass)."""
-        C2 = C.reshape(C.shape[0], -1).to(torch.float64)
-        start, out = time.perf_counter(), None
-        for segments, col, width in self.blocks:
-            Jb = block_jacobian(self.model, self.theta, self.probes, segments, self.chunk, self._buffer(width))
-            share = Jb @ C2[col : col + width].to(Jb.device)
-            out = share if out is None else out + share
-        self.passes, self.seconds = self.passes + 1, self.seconds + time.perf_counter() - start
-        out = out.cpu()
+        shares = self._pass("matmul", C=C.reshape(C.shape[0], -1).to(torch.float64))
+        out = shares[0].clone()
+        for share in shares[1:]:
+            out += share
         return out.reshape(-1) if C.ndim == 1 else out
 
 
