@@ -15,7 +15,7 @@ PINNED := $(PY) -m bookrun.arithmetic --
 export PYTHONHASHSEED  := 0
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: book html pdf dist test execute venv unit results browser nbval lint bench bench-book publish clean help
+.PHONY: book html pdf dist test execute venv unit results faults browser nbval lint bench bench-book publish clean help
 
 help:
 	@sed -n '1,7p' Makefile
@@ -68,6 +68,10 @@ unit: $(STAMP)
 
 results: execute
 	$(PINNED) $(PY) -m pytest -m results tests
+
+# the fault-injection suite alone (a bad input or file planted, the refusal or recovery checked): about a minute
+faults: $(STAMP)
+	$(PINNED) $(PY) -m pytest -m faults -n $(JOBS) -p no:cacheprovider tests
 
 # $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off);
 # the longest re-executions first (bookrun.nbval_order), so the two workers finish together

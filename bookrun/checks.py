@@ -22,6 +22,9 @@ from .processes import cache_dir, kill_group, make_run_tmp
 #: Seconds the parameter check of all chapters may take: about 5 s for the whole book here, so a check that takes
 #: longer hangs (a task module that sleeps or waits on import, a value whose check does not end) and is refused.
 CHECK_TIMEOUT = 60.0
+#: Bytes the check may allocate beyond its start: the values' checks draw one trial, read a file's headers; a value
+#: whose check alone needs more (a trial of a billion steps) is refused by the MemoryError it raises.
+CHECK_MEMORY = 4 * 2**30
 CHILD_CHECK = "--check-values-child"  # the hidden mode of ``python -m bookrun`` that runs the checks
 #: What a validation cell raises for a value it refuses (``lib.core.params``: ValueError, TypeError; a task or file
 #: that is not there: LookupError, OSError). Any other exception (a MemoryError, a task module's ImportError or
@@ -63,7 +66,11 @@ def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path)
             how = f"exit status {proc.returncode}" if proc.returncode else "it exited without a result"
             return {_checking(out, chapters): f"its parameter check crashed ({how}: {tail}); refused, not run "
                                               "unchecked"}  # fmt: skip
-        return {k: v for k, v in json.loads(out.read_text()).items() if v}
+        checked = json.loads(out.read_text())
+        for stem, size in checked.get("sizes", {}).items():
+            if size and stem not in {k for k, v in checked["refused"].items() if v}:
+                print(f"  size of {stem}: {size}", flush=True)
+        return {k: v for k, v in checked["refused"].items() if v}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -76,13 +83,18 @@ def _checking(out: Path, chapters: dict) -> str:
 
 
 def check_values_child(spec_path: str, out_path: str) -> int:
-    """Child process of :func:`check_values`: each chapter's cells in a fresh IPython namespace, output discarded."""
+    """Child process of :func:`check_values`: each chapter's cells in a fresh IPython namespace, output discarded,
+    under a cap on its memory (:func:`lib.core.budget.cap_memory`, :data:`CHECK_MEMORY`): a value whose check alone
+    would allocate more (a trial of a billion steps) raises ``MemoryError`` there, which refuses the chapter."""
     from IPython.core.interactiveshell import InteractiveShell
+
+    from lib.core import budget
 
     spec = json.loads(Path(spec_path).read_text())
     os.chdir(spec["cwd"])
     shell = InteractiveShell.instance()
-    results = {}
+    budget.cap_memory(min(CHECK_MEMORY, budget.available_memory()))
+    results, sizes = {}, {}
     for item in spec["chapters"]:
         Path(out_path).with_suffix(".current").write_text(item["stem"])
         shell.reset(new_session=False)
@@ -98,7 +110,9 @@ def check_values_child(spec_path: str, out_path: str) -> int:
                         f"{type(exc).__name__} while checking the values: {exc}")  # fmt: skip
                     break
         results[item["stem"]] = error
-    Path(out_path).write_text(json.dumps(results))
+        work = budget.last(forget=True)
+        sizes[item["stem"]] = work.summary() if work is not None else None
+    Path(out_path).write_text(json.dumps({"refused": results, "sizes": sizes}))
     return 0
 
 
@@ -114,12 +128,12 @@ def check_environment(env: dict[str, str]) -> None:
             if name in env:
                 os.environ[name] = env[name]
         where = engine.choose()
-        if where.scheduler is not None:
-            engine.connect(where.scheduler).close()
+        if where.scheduler is not None:  # a Dask handshake, no client: a bad address prints no traceback
+            engine.handshake(where.scheduler)
     except ValueError as exc:
         raise ManifestError(f"{exc}; unset it for the default (one process per CPU, on this machine)") from None
     except ConnectionError as exc:
-        raise ManifestError(f"${engine.SCHEDULER_ENV}: {exc}") from None
+        raise ManifestError(str(exc)) from None
     finally:
         for name, value in saved.items():
             if value is None:

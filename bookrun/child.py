@@ -9,6 +9,8 @@ import signal
 import sys
 from pathlib import Path
 
+from lib.core import budget, settings
+
 from .processes import die_with_parent, kill_marked
 
 CHILD_PAPERMILL = "--papermill-child"
@@ -37,11 +39,25 @@ def papermill_child(spec_path: str) -> int:
         signal.signal(sig, stop)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     error, code = None, 0
+    limit = settings.cell_timeout()
+    budget.cap_memory()  # the kernel and its workers inherit it: an allocation past the machine's memory raises there
     try:
         papermill.execute_notebook(
             spec["input"], spec["output"], parameters=spec["parameters"], kernel_name="python3", cwd=spec["cwd"],
-            log_output=True, progress_bar=False, request_save_on_cell_execute=True,
+            log_output=True, progress_bar=False, request_save_on_cell_execute=True, execution_timeout=limit,
         )  # fmt: skip
+    except TimeoutError as exc:  # nbclient's CellTimeoutError: one cell ran past the limit
+        import nbformat
+
+        cells = [c for c in nbformat.read(spec["output"], 4).cells if c.cell_type == "code"]
+        ran = [i for i, c in enumerate(cells, 1) if c.get("execution_count")]
+        preview = str(exc).split("-------------------\n")[1].strip().splitlines() if "----" in str(exc) else []
+        first = next((ln for ln in preview if ln.strip() and not ln.startswith("#")), "")
+        where = f"code cell {ran[-1]} of {len(cells)}" if ran else "a code cell"
+        starts = f" (it starts: {first[:80]})" if first else ""
+        error = {"ename": "CellTimeout", "evalue": f"{where}{starts} ran past the limit of {limit:g} s per cell "
+                 f"(python -m bookrun --cell-timeout SECONDS raises it); the run was stopped there"}  # fmt: skip
+        code = 1
     except KeyboardInterrupt:
         print("stopped by a signal: the kernel and its workers are shut down", file=sys.stderr, flush=True)
         error, code = {"ename": "Interrupted", "evalue": "stopped by a signal"}, 130

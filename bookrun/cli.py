@@ -36,6 +36,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from lib.core import budget, settings
 from lib.core.paths import REPO_ROOT, build_dir
 
 from . import faults
@@ -77,7 +78,18 @@ def _parser() -> argparse.ArgumentParser:
         help="re-execute even if up to date; replace an existing scratch run",
     )  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2, help="chapters executed at once (default 2)")
-    parser.add_argument("--out", type=Path, help="output tree (default _build/executed, or _build/scratch)")
+    parser.add_argument(
+        "--allow-long", action="store_true",
+        help=f"run a chapter whose estimated time is over {budget.LONG_FACTOR} × its budget of "
+        f"{budget.BUDGET_SECONDS // 60} minutes (refused otherwise; a run estimated over the machine's memory is "
+        "refused always); one cell may then run a day",
+    )  # fmt: skip
+    parser.add_argument(
+        "--cell-timeout", type=float, metavar="SECONDS",
+        help=f"stop a chapter whose cell runs longer (default {settings.CELL_SECONDS} s; "
+        f"{settings.LONG_CELL_SECONDS} s with --allow-long)",
+    )  # fmt: skip
+    parser.add_argument("--out", help=argparse.SUPPRESS)  # gone: refused with what to use instead
     parser.add_argument("--book-dir", type=Path, default=REPO_ROOT / "book", help=argparse.SUPPRESS)
     parser.add_argument("--toc", type=Path, default=REPO_ROOT / "_toc.yml", help=argparse.SUPPRESS)
     parser.add_argument("--list", action="store_true", help="list the chapters and their parameters, then stop")
@@ -85,6 +97,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _list(manifest) -> int:
+    print(f"chapters of the checkout {REPO_ROOT} (python -m bookrun runs this checkout's book, wherever it is "
+          "started)")  # fmt: skip
     for stem, entry in manifest.items():
         print(f"{stem}  ({shown(entry['source'])})")
         for line in parameter_lines(entry):
@@ -127,6 +141,18 @@ def _chapters(parser, manifest, args, overrides) -> tuple[dict[str, dict], dict[
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.out is not None:  # it wrote the book's results beside DIR: gone, not contained
+        parser.error(f"--out={args.out!r} is gone: a run writes inside its build folder only; BOOK_BUILD_DIR=DIR "
+                     "puts the whole build (executed tree, results, logs, scratch runs) in DIR")  # fmt: skip
+    if args.cell_timeout is not None and not 0 < args.cell_timeout < float("inf"):
+        parser.error(f"--cell-timeout={args.cell_timeout:g} must be a positive number of seconds")
+    # both travel to the check and to every kernel in their environment (lib.core.settings)
+    if args.allow_long:
+        os.environ[settings.ALLOW_LONG] = "1"
+    if args.cell_timeout is not None:
+        os.environ[settings.CELL_TIMEOUT] = repr(args.cell_timeout)
+    if not Path.cwd().resolve().is_relative_to(REPO_ROOT):  # an editable install runs its own checkout's book
+        print(f"running the book of the checkout {REPO_ROOT} (started from {Path.cwd()})", flush=True)
     manifest = load_manifest(args.book_dir)
     if args.list:
         return _list(manifest)
@@ -153,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     scratch = bool(overrides) or args.name is not None or any(s not in manifest for s in selected)
 
     build = build_dir()
-    out_root = (args.out or build / ("scratch" if scratch else "executed")).resolve()
+    out_root = (build / ("scratch" if scratch else "executed")).resolve()
     book_tree = (build / "executed" if scratch else out_root) / args.book_dir.name
     out_dir = out_root if scratch else book_tree
     env = kernel_env()

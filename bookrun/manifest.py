@@ -303,4 +303,4 @@ def validation_cells(source: Path, parameters: dict) -> list[str]:
     import jupytext
 
     code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
-    return [code[0], injected_code(parameters), *code[1:2]]
+    return [*code[:1], injected_code(parameters), *code[1:2]]

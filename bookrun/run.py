@@ -53,7 +53,7 @@ def execute(run: Run) -> int:
 
     # the CPUs are shared out: chapters running side by side each get one worker process, a chapter alone gets all
     workers = max(1, available_cpus() // max(1, min(run.jobs, len(todo))))
-    results_path = None if run.scratch else run.out_root.parent / "results.json"
+    results_path = None if run.scratch else run.build / "results.json"
     executor = Executor(run.build, run.book_tree, results_path, list(run.manifest))
     executor.faults.add("executor", run.faults)
     console = Console()

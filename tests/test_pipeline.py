@@ -91,7 +91,7 @@ def test_executes_collects_and_refuses_failures(tiny_book, tmp_path):
     book, env = tiny_book
     (book / "chapters.yml").write_text("ok: {title: Renamed}\nbad: {}\n")
     out = tmp_path / "_build" / "executed"
-    proc = _run(book, "--out", str(out), env=env)
+    proc = _run(book, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "FAILED" in proc.stderr and "bad" in proc.stderr
     assert (out / "book" / "ok.ipynb").is_file()
@@ -100,7 +100,7 @@ def test_executes_collects_and_refuses_failures(tiny_book, tmp_path):
     assert results == {"ok::twice": 6}
 
     # Up to date: not executed again. Other parameters go to the scratch tree.
-    proc = _run(book, "--out", str(out), "--only", "ok", env=env)
+    proc = _run(book, "--only", "ok", env=env)
     assert proc.returncode == 0 and "up to date ok" in proc.stdout
     proc = _run(book, "--only", "ok", "-p", "n", "5", env=env)
     assert proc.returncode == 0, proc.stderr

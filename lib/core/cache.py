@@ -98,6 +98,18 @@ def load_checkpoint(path: Path, required: tuple[str, ...] = ()) -> dict[str, Any
     return payload
 
 
+def checkpoint_arrays(path: Path) -> dict[str, tuple[tuple[int, ...], int]]:
+    """``{name: (shape, bytes)}`` of the tensors a checkpoint's top-level dict holds, from its headers: the file is
+    mapped (``mmap=True``, ``weights_only=True``), no tensor is read. Raises what ``torch.load`` raises for a file
+    it cannot map (a legacy or foreign file)."""
+    mapped = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    if not isinstance(mapped, dict):
+        return {}
+    return {
+        str(k): (tuple(v.shape), v.numel() * v.element_size()) for k, v in mapped.items() if isinstance(v, torch.Tensor)
+    }
+
+
 def _reason(exc: Exception) -> str:
     """The informative part of torch's load error, without its advice on ``weights_only`` (never right here)."""
     text = str(exc)

@@ -108,6 +108,7 @@ def connect(scheduler: str | None = None, workers: int | None = None, *, timeout
     from distributed import Client
 
     if engine.scheduler is not None:
+        handshake(engine.scheduler, "scheduler", timeout=timeout)
         try:
             client = Client(engine.scheduler, timeout=timeout, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as exc:  # refused, timed out, malformed address
@@ -133,6 +134,49 @@ def connect(scheduler: str | None = None, workers: int | None = None, *, timeout
     client = Client(cluster, set_as_default=False)
     _announce(client, f"Dask LocalCluster of {engine.workers} workers at {cluster.scheduler_address}")
     return client
+
+
+def handshake(address: str, name: str = f"${SCHEDULER_ENV}", *, timeout: float = CONNECT_TIMEOUT) -> str:
+    """``address`` once a Dask scheduler has answered there, else ``ConnectionError`` naming ``name`` and what
+    answered, within about ``timeout`` seconds and without a Dask client (whose failures print tracebacks).
+
+    A Dask scheduler speaks first on a TCP connection: its comm handshake (a msgpack map naming ``compression``,
+    ``python`` and ``pickle-protocol``). A server that waits instead is asked ``GET /``; an HTTP answer is most often
+    the scheduler's dashboard, given in its place. ``tls://`` and other transports are left to the Dask client."""
+    import socket
+
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp"):
+        return address
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConnectionError(f"{name}={address!r} is not a scheduler address; give tcp://host:port (a Dask "
+                              "scheduler listens on 8786 unless told otherwise)")  # fmt: skip
+    fix = "start a Dask scheduler there (dask scheduler, dask-jobqueue) or leave it unset for a local cluster"
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout) as sock:
+            sock.settimeout(min(2.0, timeout))
+            try:
+                first = sock.recv(256)
+            except TimeoutError:  # it waits for us to speak: not Dask; is it a web server?
+                sock.sendall(b"GET / HTTP/1.0\r\n\r\n")
+                sock.settimeout(min(2.0, timeout))
+                try:
+                    first = sock.recv(256) or b"(closed)"
+                except TimeoutError:
+                    first = b""
+    except OSError as exc:  # refused, unreachable, unknown host, connect timeout
+        raise ConnectionError(f"{name}={address!r} cannot be reached within {timeout:g} s ({type(exc).__name__}: "
+                              f"{exc}); {fix}") from None  # fmt: skip
+    if first.startswith(b"HTTP/"):
+        raise ConnectionError(f"{name}={address!r} answers HTTP: this is not a Dask scheduler (its dashboard is "
+                              "on another port than the scheduler, which listens on 8786 unless told "
+                              "otherwise)")  # fmt: skip
+    if b"compression" not in first or b"python" not in first:
+        said = "nothing" if not first else f"{first[:24]!r}"
+        raise ConnectionError(f"{name}={address!r} is not a Dask scheduler: it answered {said} where a scheduler "
+                              f"opens with its handshake; {fix}")  # fmt: skip
+    return address
 
 
 def _has_dashboard() -> bool:

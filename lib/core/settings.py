@@ -16,6 +16,8 @@ BOOK_ARITHMETIC     the floating-point arithmetic: ``pinned`` (default) or ``nat
 BOOK_TASK_MODULES   the reader's task modules this process loaded, inherited by the processes it starts
 BOOK_FAULTS         a file where a chapter's kernel and workers log what they recovered from (:mod:`lib.core.faults`)
 BOOK_CHECKING       ``1`` in the executor's up-front check of the values given (nothing is computed there)
+BOOK_ALLOW_LONG     ``1``: run a chapter whose estimated time is far over its budget (``--allow-long``)
+BOOK_CELL_TIMEOUT   seconds one cell of a chapter may run (``--cell-timeout``; default 1 hour, 1 day with the above)
 ==================  ==========================================================================================
 
 Kept free of heavy imports: the executor reads it before any chapter starts.
@@ -35,6 +37,10 @@ ARITHMETIC = "BOOK_ARITHMETIC"
 TASK_MODULES = "BOOK_TASK_MODULES"
 FAULTS = "BOOK_FAULTS"
 CHECKING = "BOOK_CHECKING"
+ALLOW_LONG = "BOOK_ALLOW_LONG"
+CELL_TIMEOUT = "BOOK_CELL_TIMEOUT"
+#: Seconds one cell may run by default, and with ``--allow-long``.
+CELL_SECONDS, LONG_CELL_SECONDS = 3600, 86400
 
 
 def variable(name: str) -> str | None:
@@ -98,3 +104,25 @@ def checking() -> bool:
     """Whether this process only checks a chapter's values (the executor's up-front check, before any kernel starts):
     a computation that would start here stops instead (:class:`lib.core.cache.CheckedOnly`)."""
     return os.environ.get(CHECKING, "").strip() == "1"
+
+
+def allow_long() -> bool:
+    """Whether a run estimated far over its time budget may start (``python -m bookrun --allow-long`` sets it;
+    :mod:`lib.core.budget`)."""
+    return os.environ.get(ALLOW_LONG, "").strip() == "1"
+
+
+def cell_timeout() -> float:
+    """Seconds one cell of a chapter may run: ``$BOOK_CELL_TIMEOUT`` (``--cell-timeout``), else one hour (a day with
+    ``--allow-long``); ``ValueError`` naming the variable for a value that is not a positive number."""
+    value = os.environ.get(CELL_TIMEOUT, "").strip()
+    if not value:
+        return float(LONG_CELL_SECONDS if allow_long() else CELL_SECONDS)
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = float("nan")
+    if not seconds > 0 or seconds == float("inf"):
+        raise ValueError(f"${CELL_TIMEOUT}={value!r} is not allowed: give the seconds one cell may run, a positive "
+                         "number (--cell-timeout)")  # fmt: skip
+    return seconds

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from lib.core import params
+from lib.core import budget, params
 from lib.core.lines import line
 from lib.core.progress import bar
 from lib.core.tables import Table, as_myst
@@ -73,6 +73,33 @@ class LensStudy:
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         object.__setattr__(self, "taus", tuple(sorted(set(self.taus) | {self.tau})))
+        self.work()
+
+    def work(self) -> budget.Work:
+        """The chapter's size (:func:`lib.core.budget.bound`): the probe Jacobians (rows × the RNN's parameters) of
+        every solution, the near-null flows and the ablation paths; the largest array is one probe Jacobian."""
+        book = budget.defaults(LensStudy)
+        width = self.copy_chapter.n_hidden
+        columns = width * (width + 16)  # W_hh and the widest input and readout (the copy task's 8 + 8)
+        solutions = (budget.Term("solutions", 3 * self.solutions + self.copy_solutions, 3 * book["solutions"]
+                                 + book["copy_solutions"], params=("solutions", "copy_solutions")))  # fmt: skip
+        return budget.bound(
+            "two_lenses",
+            parts=[
+                (0.5, (solutions, budget.Term("probe rows", self.probe_rows, book["probe_rows"], 2,
+                                              params=("probe_rows",)))),
+                (0.3, (budget.Term("flow steps × probe rows²", self.flow_steps * self.flow_probe_rows ** 2,
+                                   book["flow_steps"] * book["flow_probe_rows"] ** 2,
+                                   params=("flow_steps", "flow_probe_rows")),)),
+                (0.2, (solutions, budget.Term("path points", self.path_points, book["path_points"],
+                                              params=("path_points",)))),
+            ],
+            arrays={
+                "a probe Jacobian (rows × parameters), with its SVD's factors": budget.floats(
+                    max(self.probe_rows, self.flow_probe_rows), columns, copies=3),
+                "its Gram matrix and eigenvectors": budget.floats(self.probe_rows, self.probe_rows, copies=3),
+            },
+        )  # fmt: skip
 
     def jobs(self, solutions: int | None = None, copy_solutions: int | None = None):
         """(task, cached solutions, held-out batch) per task: the first ``solutions`` and ``copy_solutions`` (default:

@@ -19,13 +19,13 @@ import numpy as np
 import torch
 from IPython.display import Markdown, display
 
-from lib.core import params
+from lib.core import budget, params
 from lib.core.cache import config_hash
 from lib.core.lines import line
 from lib.core.paths import build_dir
 from lib.core.tables import Table
 from lib.own_network import gym_trials
-from lib.own_network.files import FILE_SUFFIXES
+from lib.own_network.files import FILE_SUFFIXES, check_size, declared_arrays
 from lib.own_network.load import RecurrentNet, load_rnn
 from lib.own_network.paper_a import NetworkAnalysis, analyse_network, deciding_split
 from lib.paper_a.task_analysis import PAPER_ALPHA
@@ -89,19 +89,46 @@ class OwnNetworkStudy:
             if self.leak != 1.0:
                 raise ValueError(f"leak={self.leak} is for a file of your own (weights=...); the example network is a "
                                  "plain nn.RNN (leak 1)")  # fmt: skip
+            self.work()
             return
         path = Path(self.weights).expanduser()
         if path.suffix.lower() not in FILE_SUFFIXES:
             raise ValueError(f"weights={self.weights!r}: allowed files end in {', '.join(FILE_SUFFIXES)}")
         if not path.is_file():
-            what = "is a folder" if path.is_dir() else "does not exist"
+            what = "is a folder" if path.is_dir() else "is not a regular file (a pipe or a device)" if (
+                path.exists()) else "does not exist"  # fmt: skip
             raise FileNotFoundError(
                 f"weights={self.weights!r} {what} (a relative path is read from {Path.cwd()}, where the chapter "
                 "runs: give an absolute path, e.g. -p weights $PWD/model.pt)"
             )
+        check_size(path, declared := declared_arrays(path))
+        square = [shape[0] for shape, _ in declared.values() if len(shape) == 2 and shape[0] == shape[1]]
+        self.work(max(square, default=self.hidden))  # before the file is read
         net = load_rnn(path, leak=self.leak)
         self.check_fits(net)
         check_solves(net, self)
+
+    def work(self, units: int | None = None) -> budget.Work:
+        """The chapter's size (:func:`lib.core.budget.bound`): the example network's training (Adam steps × batch ×
+        hidden²; none for a file), paper A's analysis of ``units`` units (Schur forms ∝ N³ at each α) and paper B's
+        small network; the largest arrays are the analysis's N × N matrices and held-out states."""
+        book, n = budget.defaults(OwnNetworkStudy), units or self.hidden
+        train = 0 if self.weights else self.steps * self.batch_size * self.hidden**2
+        return budget.bound(
+            "your_network",
+            parts=[
+                (0.4, (budget.Term("Adam steps × trials × hidden²", train, book["steps"] * book["batch_size"]
+                                   * book["hidden"] ** 2, params=("steps", "batch_size", "hidden")),)),
+                (0.4, (budget.Term("units", n, book["hidden"], 3, params=("weights" if self.weights else "hidden",)),
+                       budget.Term("α values", len(self.alphas), len(book["alphas"]), params=("alphas",)))),
+                (0.2, (budget.Term("paper B's Adam steps × units", self.mlp_steps * self.mlp_hidden,
+                                   book["mlp_steps"] * book["mlp_hidden"], params=("mlp_steps", "mlp_hidden")),)),
+            ],
+            arrays={
+                "the recurrent matrix's Schur forms and ablated copies": budget.floats(n, n, copies=10),
+                "the held-out trials' states": budget.floats(self.n_trials, 100, n, copies=4),
+            },
+        )  # fmt: skip
 
     @property
     def neurogym(self) -> bool:

@@ -5,6 +5,7 @@ naming the file."""
 
 from __future__ import annotations
 
+import math
 import re
 import zipfile
 from collections.abc import Mapping
@@ -12,17 +13,57 @@ from pathlib import Path
 
 import numpy as np
 
-from lib.core import cache
+from lib.core import budget, cache
 
 #: The files :func:`lib.own_network.load_rnn` reads, by suffix.
 FILE_SUFFIXES = (".npz", ".pt", ".pth")
 
 
-def read_file(path: Path) -> Mapping:
-    """The dict a .npz or .pt file holds; ``ValueError`` naming the file when it cannot be read."""
-    if not path.is_file():
-        raise FileNotFoundError(f"source={str(path)!r} is not a file (from {Path.cwd()})")
+def declared_arrays(path: Path) -> dict[str, tuple[tuple[int, ...], int]]:
+    """``{name: (shape, bytes)}`` of the arrays a .npz or .pt file declares, read from its headers without reading
+    (or decompressing) any array: a .npz member's ``.npy`` header; a .pt file's tensors mapped, not loaded
+    (:func:`lib.core.cache.checkpoint_arrays`). ``{}`` when the file has no such headers (it is then refused by
+    the reading itself). What :func:`read_file` checks against the machine's memory first."""
+    found: dict[str, tuple[tuple[int, ...], int]] = {}
     suffix = path.suffix.lower()
+    try:
+        if suffix == ".npz":
+            with zipfile.ZipFile(path) as archive:
+                for info in archive.infolist():
+                    with archive.open(info) as member:
+                        version = np.lib.format.read_magic(member)
+                        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else (
+                            np.lib.format.read_array_header_2_0)  # fmt: skip
+                        shape, _, dtype = read(member, max_header_size=100_000)
+                    found[info.filename.removesuffix(".npy")] = (tuple(shape), math.prod(shape) * dtype.itemsize)
+        elif suffix in (".pt", ".pth"):
+            found.update(cache.checkpoint_arrays(path))
+    except Exception:  # not a zip, a header that is not .npy, a legacy .pt: read_file says why
+        return {}
+    return found
+
+
+def check_size(path: Path, arrays: Mapping[str, tuple[tuple[int, ...], int]] | None = None) -> None:
+    """``ValueError`` naming the file, its largest array and the machine's figure when its arrays, as declared by
+    their headers, would not fit in this machine's available memory (twice: the file's copy and the book's)."""
+    arrays = declared_arrays(path) if arrays is None else arrays
+    total = sum(size for _, size in arrays.values())
+    have = budget.available_memory()
+    if arrays and 2 * total > have:
+        name = max(arrays, key=lambda k: arrays[k][1])
+        raise ValueError(f"source={str(path)!r} declares {total / 2**30:.3g} GiB of arrays "
+                         f"(the largest, {name!r}, of shape {arrays[name][0]}), more than this machine's "
+                         f"{have / 2**30:.3g} GiB of available memory holds twice; nothing was read")  # fmt: skip
+
+
+def read_file(path: Path) -> Mapping:
+    """The dict a .npz or .pt file holds, once its headers show it fits in memory (:func:`check_size`);
+    ``ValueError`` naming the file when it cannot be read."""
+    if not path.is_file():
+        what = "is not a regular file (a pipe, a device or a folder)" if path.exists() else "is not a file"
+        raise FileNotFoundError(f"source={str(path)!r} {what} (from {Path.cwd()})")
+    suffix = path.suffix.lower()
+    check_size(path)
     if suffix == ".npz":
         try:
             data = np.load(path, allow_pickle=False)

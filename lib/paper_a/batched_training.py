@@ -248,3 +248,11 @@ def training_jobs(configs: list, workers: int) -> list[list]:
         n_jobs = max(-(-len(group) // SEED_BATCH), min(len(group), workers))
         jobs += [group[k::n_jobs] for k in range(n_jobs)]
     return sorted(jobs, key=_expected_cost, reverse=True)
+
+
+def seeds_in_flight(n: int) -> int:
+    """How many of ``n`` seeds train at once: :data:`SEED_BATCH` a job, one job per worker (what a run's memory
+    estimate counts, :mod:`lib.core.budget`)."""
+    from lib.core import engine
+
+    return min(n, SEED_BATCH * engine.default_workers())

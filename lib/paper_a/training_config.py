@@ -69,6 +69,9 @@ class TrainConfig:
                 raise
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"{name}={values!r} is not valid for task {self.task!r}: {exc}") from None
+            except MemoryError as exc:  # e.g. a length of 10⁹: one trial alone does not fit
+                raise ValueError(f"{name}={values!r}: one trial of task {self.task!r} alone is too large to draw "
+                                 f"({exc})") from None  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python dict of every field."""

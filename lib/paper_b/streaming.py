@@ -28,7 +28,6 @@ a GPU. The route needs M ≤ p (on a tall J the dense route is the smaller one).
 from __future__ import annotations
 
 import copy
-import os
 import time
 
 import torch
@@ -36,6 +35,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, jacrev, vmap
 
 from lib.core import devices, engine, params
+from lib.core.budget import available_memory
 from lib.kernels.cpu_linalg import tn_gram
 
 ROUTES = ("auto", "dense", "streaming", "factors")
@@ -49,18 +49,6 @@ BLOCK_FRACTION = 0.125
 #: the 1,053,697-parameter annulus network, 256 probes: 1.2 s for half its 1,024² weight one probe at a time, 1.4–2 s
 #: four or eight at a time, 5–26 s all at once).
 CHUNK_BYTES = 8 * 2**20
-
-
-def available_memory() -> int:
-    """Bytes of memory available to a new allocation: ``MemAvailable`` of /proc/meminfo, else the physical memory."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
 def gib(n: float) -> str:

@@ -44,6 +44,10 @@ def book_pages() -> list[str]:
 
 RAW_TABLE = re.compile(r"\|\s*:?[-—–]{1,}:?\s*\|")
 PROGRESS = re.compile(r"it/s\]|s/it\]|\d+%\|[█▏▎▍▌▋▊▉ #]*\||Traceback \(most recent call last\)")
+#: A dataclass's generated repr left as a cell's output (a call's value the cell did not assign), e.g.
+#: ``Work(chapter='annulus', parts=((...`` (a summary a class writes for readers, ``SchurForm(n=72, blocks=38 ...)``,
+#: is not one: its first field is not a quoted string, a tuple or a list).
+OBJECT_REPR = re.compile(r"^\s*[A-Z]\w*\(\w+=['\"(\[]")
 #: Every page's footer: the book's version and the commit it was built from (``bookrun.release``).
 RELEASE = re.compile(
     rf"Version {re.escape(release.version())} · built from "
@@ -140,6 +144,8 @@ def test_page_reads_as_a_book(page, browser, server, html_dir):
     for text in info["outputs"]:
         if PROGRESS.search(text):
             problems.append(f"progress or traceback text in an output: {PROGRESS.search(text).group(0)!r}")
+        if OBJECT_REPR.search(text):
+            problems.append(f"an object's repr as an output: {text.strip()[:60]!r}")
     problems += [f"image did not load: {img['src']}" for img in info["images"] if not img["ok"]]
     problems += [
         f"table wider than the box that shows it (scrolls or is clipped): {t[:80]!r}" for t in info["wide_tables"]

@@ -12,11 +12,12 @@ from typing import Any
 
 import torch
 
-from lib.core import params
+from lib.core import budget, params
 from lib.core.claims import SECOND_SET_START
 from lib.core.lines import line
 from lib.core.tables import Table
 from lib.paper_a import metrics, rnn, schur, train
+from lib.paper_a.batched_training import seeds_in_flight
 from lib.paper_a.tasks import get_task
 from lib.papers import schur_ablation
 
@@ -98,6 +99,37 @@ class CopyStudy(train.CopyTraining):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "configs", self._configs())  # TrainConfig validates the training settings
         object.__setattr__(self, "second_configs", self._configs(self.second_seeds, others=False))
+        self.work()
+
+    def work(self) -> budget.Work:
+        """The run's size (:func:`lib.core.budget.bound`, refused when out of reach): the models × Adam steps × N_h² ×
+        trials × steps per trial, and the arrays of the seed-batched training and the held-out replay."""
+        book, width = budget.defaults(CopyStudy), max(self.n_hidden, *self.other_widths)
+        models = len(self.configs) + len(self.second_configs)
+        book_models = 2 * (book["solutions"] + book["second_set"]) + len(book["other_constructions"]) + len(
+            book["other_widths"])  # fmt: skip
+        trial, replay = 8 + self.replay_steps, self.heldout_trials * (8 + self.eval_lags)
+        return budget.bound(
+            "copy_task",
+            budget.Term("models", models, book_models, params=("solutions", "second_set")),
+            budget.Term("steps", self.max_steps, book["max_steps"], params=("max_steps",)),
+            budget.Term("N_h", width, book["n_hidden"], 2, params=("n_hidden", "other_widths")),
+            budget.Term(
+                "trials × steps per Adam step",
+                self.batch_size * trial,
+                book["batch_size"] * (8 + book["replay_steps"]),
+                params=("batch_size", "replay_steps"),
+            ),  # fmt: skip
+            arrays={
+                "the seed-batched training's states (float32, kept for backpropagation)": budget.floats(
+                    seeds_in_flight(self.solutions), self.batch_size, trial, width, itemsize=4, copies=4
+                ),
+                "the held-out replay's states": budget.floats(replay, width, copies=3),
+                "the recurrent weights, their gradients and Adam's moments": budget.floats(
+                    models, width, width, copies=4
+                ),
+            },  # fmt: skip
+        )
 
     @property
     def second_seeds(self) -> range:

@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 from IPython.display import Markdown
 
-from lib.core import devices, engine, params
+from lib.core import budget, devices, engine, params
 from lib.core.claims import SECOND_SET_GLUE, SECOND_SET_START
 from lib.core.lines import line
 from lib.core.tables import Table, as_myst, mean_sem_text
 from lib.core.verdicts import solutions_to_decide, wilson
 from lib.paper_a import rnn, schur
 from lib.paper_a import task_analysis as ta
+from lib.paper_a.batched_training import seeds_in_flight
 from lib.paper_a.task_analysis import sweeps
 from lib.paper_a.train import TrainConfig
 
@@ -93,8 +94,28 @@ class SolutionSweep:
         for name, value in checked.items():
             object.__setattr__(self, name, value)
         if self.scheduler is not None:  # an unreachable address: an error now, not after the first job
-            client = engine.connect(self.scheduler)
-            client.close()
+            engine.handshake(self.scheduler, "scheduler")
+        self.work()
+
+    def work(self) -> budget.Work:
+        """The sweep's size (:func:`lib.core.budget.bound`, refused when out of reach): its models, each weighed by
+        N_h² (a model at N_h = 64 is one), and the arrays of the widest one's training and profile."""
+        book = budget.defaults(SolutionSweep)
+
+        def weigh(s: dict) -> float:  # as configs(): the main width's seeds, then width_solutions at each width
+            seeds = s["solutions"] + sum(1 for k in range(s["second_set"]) if SECOND_SET_START + k >= s["solutions"])
+            return len(s["tasks"]) * (seeds + s["width_solutions"] * sum((w / MAIN_WIDTH) ** 2 for w in s["widths"]))
+
+        width, steps = max(MAIN_WIDTH, *self.widths), max(ta.trial_steps(t, None) for t in self.tasks)
+        states = (seeds_in_flight(self.width_solutions), ta.PAPER_TRAINING["batch_size"], steps, width)
+        named = ("solutions", "widths", "width_solutions", "second_set", "tasks")
+        arrays = {
+            "the widest models' training states (float32, for BPTT)": budget.floats(*states, itemsize=4, copies=4),
+            "the widest model's held-out states, full and ablated": budget.floats(ta.N_HELDOUT, steps, width, copies=5),
+            "the widest model's Schur form (W, Q, T and ablated copies)": budget.floats(width, width, copies=8),
+        }
+        term = budget.Term("models at N_h = 64", weigh(vars(self)), weigh(book), params=named)
+        return budget.bound("many_solutions", term, arrays=arrays)
 
     @property
     def second_seeds(self) -> range:

@@ -8,6 +8,7 @@ from typing import Any
 
 from IPython.display import Markdown
 
+from lib.core import budget
 from lib.core.tables import Code, Table, as_myst
 
 #: The task chapter's values the new-task chapter reports (each glued there as ``<key>_<task>``).
@@ -74,3 +75,12 @@ def refusals(calls: dict[str, Callable[[], Any]]) -> Table:
         ("call", "error raised"), tuple((Code(c), Code(error_of(f))) for c, f in calls.items()),
         caption="Wrong names and values, refused before any work",
     )  # fmt: skip
+
+
+def work(task: str, solutions: int) -> budget.Work:
+    """The chapter's size (:func:`lib.core.budget.bound`): it executes the task chapter for ``solutions`` solutions
+    of ``task`` (that chapter's own size is checked when it starts)."""
+    return budget.bound(
+        "new_task",
+        budget.Term(f"solutions of {task}", solutions, budget.measured("new_task")["solutions"], params=("solutions",)),
+    )

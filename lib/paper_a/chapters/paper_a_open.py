@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.core import params
+from lib.core import budget, params
 from lib.core.engine import run_jobs
 from lib.core.tables import Table
 from lib.paper_a import conditioning as cd
@@ -84,6 +84,22 @@ class OpenStudy:
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+        self.work()
+
+    def work(self) -> budget.Work:
+        """The chapter's size (:func:`lib.core.budget.bound`): per solution, the random perturbations, the ablation
+        path's points and the basis test's perturbations, each a roll-out of n_eval held-out trials."""
+        book = budget.defaults(OpenStudy)
+        per = lambda s: s["draws"] + s["n_lambda"] + s["n_scales"] * s["stability_draws"]  # noqa: E731
+        mine = {k: getattr(self, k) for k in ("draws", "n_lambda", "n_scales", "stability_draws")}
+        return budget.bound(
+            "paper_a_open",
+            budget.Term("solutions", 3 * self.solutions + self.copy_solutions,
+                        3 * book["solutions"] + book["copy_solutions"], params=("solutions", "copy_solutions")),
+            budget.Term("roll-outs per solution", per(mine), per(book),
+                        params=("draws", "n_lambda", "n_scales", "stability_draws")),
+            budget.Term("held-out trials", self.n_eval, book["n_eval"], params=("n_eval",)),
+        )  # fmt: skip
 
     def glue_values(self) -> dict[str, Any]:
         """The settings the prose cites (held-out trials, PC levels, thresholds, draws, λ and scale grids)."""

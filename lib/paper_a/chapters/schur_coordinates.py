@@ -10,7 +10,7 @@ import numpy as np
 import scipy.linalg as sl
 import torch
 
-from lib.core import params
+from lib.core import budget, params
 from lib.core.tables import Table
 from lib.paper_a import rnn
 from lib.paper_a import schur as S
@@ -35,6 +35,11 @@ class SchurExample:
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "alpha", S.check_alpha(self.alpha))
         object.__setattr__(self, "seed", params.integer("seed", self.seed, min=0))
+        budget.bound(
+            "schur_coordinates",
+            budget.Term("n", n, budget.defaults(SchurExample)["n"], 3, params=("n",)),
+            arrays={"the example matrices and their Schur forms": budget.floats(n, n, copies=12)},
+        )
 
     def glue_values(self) -> dict[str, Any]:
         """The settings and the paper's Table 1 sizes, as glued by the chapter's first cell."""

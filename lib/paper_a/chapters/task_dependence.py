@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from lib.core import claims, params
+from lib.core import budget, claims, params
 from lib.core.claims import Claim
 from lib.core.lines import line
 from lib.core.tables import Table
@@ -68,6 +68,28 @@ class DependenceStudy:
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+        self.work()
+
+    def work(self) -> budget.Work:
+        """The chapter's size (:func:`lib.core.budget.bound`): the models it trains where the task chapters have
+        not (solutions and variants × Adam steps), then the α-scan over every solution."""
+        book = budget.defaults(DependenceStudy)
+        scan = lambda lo, hi, step: math.floor((hi - lo) / step + 0.5) + 1  # noqa: E731
+        points, book_points = scan(self.alpha_min, self.alpha_max, self.alpha_step), scan(
+            book["alpha_min"], book["alpha_max"], book["alpha_step"])  # fmt: skip
+        models = len(TASKS) * self.solutions + 4 * self.variant_solutions
+        book_models = len(TASKS) * book["solutions"] + 4 * book["variant_solutions"]
+        named = ("solutions", "variant_solutions")
+        return budget.bound(
+            "task_dependence",
+            parts=[
+                (0.5, (budget.Term("models", models, book_models, params=named),
+                       budget.Term("steps", self.steps, book["steps"], params=("steps",)))),
+                (0.5, (budget.Term("models", models, book_models, params=named),
+                       budget.Term("α values", points, book_points, params=("alpha_min", "alpha_max", "alpha_step")))),
+            ],
+            arrays={"the α-scan's profiles": budget.floats(models, points, 64)},
+        )  # fmt: skip
 
     @property
     def alphas(self) -> np.ndarray:

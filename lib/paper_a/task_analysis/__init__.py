@@ -45,6 +45,7 @@ from lib.paper_a.task_analysis.configuration import (
     task_params_for,
     train_config,
     train_solutions,
+    trial_steps,
 )
 from lib.paper_a.task_analysis.copy_analysis import COPY_LAGS, analyse_copy
 from lib.paper_a.task_analysis.orderings import (
@@ -106,4 +107,5 @@ __all__ = [
     "task_params_for",
     "train_config",
     "train_solutions",
+    "trial_steps",
 ]

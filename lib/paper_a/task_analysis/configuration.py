@@ -8,8 +8,9 @@ from typing import Any
 
 import torch
 
-from lib.core import params
+from lib.core import budget, params
 from lib.paper_a import schur
+from lib.paper_a.batched_training import seeds_in_flight
 from lib.paper_a.tasks import get_task
 from lib.paper_a.train import HELDOUT_STREAM, TrainConfig, TrainResult, load_or_train_many, task_batch
 from lib.papers import schur_ablation
@@ -152,4 +153,35 @@ class TaskStudy:
             raise TypeError(f"training={self.training!r} must be a dict of TrainConfig fields")
         object.__setattr__(self, "training", dict(self.training))
         # before any training: the training settings, on one configuration (which draws a probe batch of the task)
-        train_config(self.task, self.seeds[0], self.task_params, **self.training)
+        config = train_config(self.task, self.seeds[0], self.task_params, **self.training)
+        self.work(config)
+
+    def work(self, config: TrainConfig) -> budget.Work:
+        """The task chapter's size (:func:`lib.core.budget.bound`, refused when out of reach): solutions × Adam steps ×
+        N_h² × trials × time steps per Adam step, and the arrays of training and of the held-out evaluation."""
+        steps, book_steps = trial_steps(self.task, self.task_params), trial_steps(self.task, None)
+        return budget.bound(
+            f"task_{self.task}",
+            budget.Term("solutions", self.solutions, 10, params=("solutions",)),
+            budget.Term("steps", config.steps, PAPER_TRAINING["steps"], params=("steps",)),
+            budget.Term("N_h", config.n_hidden, PAPER_TRAINING["n_hidden"], 2),
+            budget.Term(
+                "trials × time steps",
+                config.batch_size * steps,
+                PAPER_TRAINING["batch_size"] * book_steps,
+                params=("task_params",),
+            ),  # fmt: skip
+            arrays={
+                "the seed-batched training's states (float32, kept for backpropagation)": budget.floats(
+                    seeds_in_flight(self.solutions), config.batch_size, steps, config.n_hidden, itemsize=4, copies=4
+                ),
+                "the held-out trials' states, full and ablated": budget.floats(
+                    self.n_heldout, steps, config.n_hidden, copies=5
+                ),
+            },  # fmt: skip
+        )
+
+
+def trial_steps(task: str, task_params: dict[str, Any] | None) -> int:
+    """Time steps of one trial of ``task`` with ``task_params`` (one trial drawn)."""
+    return int(get_task(task).generate(1, seed=0, **task_params_for(task, task_params)).inputs_btx.shape[1])

@@ -267,6 +267,14 @@ def load_task_modules(where: str | os.PathLike) -> list[str]:
         if not path.exists():
             raise FileNotFoundError(f"task module {str(where)!r} does not exist (from {Path.cwd()})")
         files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_")) if path.is_dir() else [path]
+        if path.is_dir():  # only the task modules of a folder are imported, never another script beside them
+            tasks = [p for p in files if p.is_file() and "register_task" in p.read_text(errors="replace")]
+            if not tasks:
+                raise FileNotFoundError(
+                    f"task module {str(where)!r} is a folder with no task module (a .py file that calls "
+                    f"register_task; it holds {[p.name for p in files] or 'no .py file'}, none imported)"
+                )
+            files = tasks
         return [name for file in files for name in _load_file(file.resolve())]
     before = set(_REGISTRY)
     try:
