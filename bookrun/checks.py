@@ -22,8 +22,8 @@ from .processes import cache_dir, kill_group, make_run_tmp
 #: Seconds the parameter check of all chapters may take: about 5 s for the whole book here, so a check that takes
 #: longer hangs (a task module that sleeps or waits on import, a value whose check does not end) and is refused.
 CHECK_TIMEOUT = 60.0
-#: Bytes the check may allocate beyond its start: the values' checks draw one trial, read a file's headers; a value
-#: whose check alone needs more (a trial of a billion steps) is refused by the MemoryError it raises.
+#: Bytes the check may allocate beyond numpy and torch: the values' checks draw one trial, read a file's headers; a
+#: value whose check alone needs more (a trial of a billion steps) is refused by the MemoryError it raises.
 CHECK_MEMORY = 4 * 2**30
 CHILD_CHECK = "--check-values-child"  # the hidden mode of ``python -m bookrun`` that runs the checks
 #: What a validation cell raises for a value it refuses (``lib.core.params``: ValueError, TypeError; a task or file
@@ -93,6 +93,9 @@ def check_values_child(spec_path: str, out_path: str) -> int:
     spec = json.loads(Path(spec_path).read_text())
     os.chdir(spec["cwd"])
     shell = InteractiveShell.instance()
+    import numpy  # noqa: F401 - imported before the cap, so their libraries' own address space (MKL's, OpenMP's,
+    import torch  # noqa: F401 - which differs between CPUs) is not counted against what the checks allocate
+
     budget.cap_memory(min(CHECK_MEMORY, budget.available_memory()))
     results, sizes = {}, {}
     for item in spec["chapters"]:
