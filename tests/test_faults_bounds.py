@@ -26,9 +26,10 @@ from tests.test_pipeline import HEADER
 pytestmark = pytest.mark.faults
 
 
-def _bomb(path, shape=(32768, 32768)):
-    """A .npz whose header declares ``shape`` float64 (8 GiB for the default) and holds 1 KiB: reading it would
-    allocate the whole array; its header alone says so."""
+def _bomb(path, shape=(131072, 131072)):
+    """A .npz whose header declares ``shape`` float64 (128 GiB for the default: its analysis would need over a TiB,
+    beyond any machine this runs on) and holds 1 KiB: reading it would allocate the whole array; its header alone
+    says so."""
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         with archive.open("W_hh.npy", "w", force_zip64=True) as member:
             np.lib.format.write_array_header_2_0(member, {"descr": "<f8", "fortran_order": False, "shape": shape})
@@ -45,7 +46,7 @@ OUT_OF_REACH = {
     "sweep-widths": ("many_solutions", {"widths": [100000]}, ["would need about", "widths"]),
     "sweep-solutions": ("many_solutions", {"solutions": 100000}, ["estimated at", "--allow-long"]),
     "own-hidden": ("your_network", {"hidden": 100000}, ["would need about", "lower hidden"]),
-    "own-zip-bomb": ("your_network", {"weights": "BOMB"}, ["would need about", "32,768³ units", "lower weights"]),
+    "own-zip-bomb": ("your_network", {"weights": "BOMB"}, ["would need about", "131,072³ units", "lower weights"]),
     "lenses-rows": ("two_lenses", {"probe_rows": 10**7}, ["would need about", "lower probe_rows"]),
     "open-draws": ("paper_a_open", {"draws": 10**7}, ["estimated at", "lower draws"]),
     "dependence-alphas": ("task_dependence", {"alpha_step": 1e-9}, ["would need about", "alpha_step"]),
@@ -95,7 +96,7 @@ def test_the_refusal_reaches_the_terminal_before_anything_runs(tmp_path):
 def test_an_array_file_is_judged_by_its_headers_before_anything_is_read(tmp_path, monkeypatch):
     from lib.own_network import files
 
-    bomb = _bomb(tmp_path / "bomb.npz")
+    bomb = _bomb(tmp_path / "bomb.npz", (32768, 32768))
     assert files.declared_arrays(bomb) == {"W_hh": ((32768, 32768), 8 * 32768**2)}
     monkeypatch.setattr(budget, "available_memory", lambda: 2**30)
     with pytest.raises(ValueError, match=r"declares 8 GiB of arrays \(the largest, 'W_hh'.*nothing was read"):

@@ -100,12 +100,12 @@ class Work:
 
     def largest(self) -> str:
         name = max(self.arrays, key=self.arrays.get) if self.arrays else None
-        return f"{name}, {_bytes(self.arrays[name])}" if name else "none over a few MB"
+        return f"{name}, {size_text(self.arrays[name])}" if name else "none over a few MB"
 
     def summary(self) -> str:
         """One line for the terminal: the size, the time and memory estimates."""
         return (f"{self.size()} (×{self.ratio:.3g} the book's run): about {_duration(self.seconds)} cold, "
-                f"{_bytes(self.memory)} (largest array: {self.largest()})")  # fmt: skip
+                f"{size_text(self.memory)} (largest array: {self.largest()})")  # fmt: skip
 
     def grown(self) -> str:
         """The parameters of the term that grew most against the book's values, as ``"name=value"``."""
@@ -139,8 +139,8 @@ def bound(chapter: str, *terms: Term, parts=None, arrays: Mapping[str, float] | 
     have = available_memory()
     if work.memory > have:
         raise ValueError(
-            f"{chapter}'s run would need about {_bytes(work.memory)} of memory ({work.size()}; largest array: "
-            f"{work.largest()}) and this machine has {_bytes(have)} available: lower {work.grown()}"
+            f"{chapter}'s run would need about {size_text(work.memory)} of memory ({work.size()}; largest array: "
+            f"{work.largest()}) and this machine has {size_text(have)} available: lower {work.grown()}"
         )
     if work.seconds > LONG_FACTOR * BUDGET_SECONDS and not settings.allow_long():
         raise ValueError(
@@ -209,7 +209,8 @@ def _count(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:.3g}"
 
 
-def _bytes(n: float) -> str:
+def size_text(n: float) -> str:
+    """Bytes for a sentence: ``"7.31 TiB"``, ``"1.24 GiB"``, ``"230 MiB"`` (three significant digits)."""
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20)):
         if n >= size:
             return f"{n / size:.3g} {unit}"

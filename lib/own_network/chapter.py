@@ -101,9 +101,9 @@ class OwnNetworkStudy:
                 f"weights={self.weights!r} {what} (a relative path is read from {Path.cwd()}, where the chapter "
                 "runs: give an absolute path, e.g. -p weights $PWD/model.pt)"
             )
-        check_size(path, declared := declared_arrays(path))
-        square = [shape[0] for shape, _ in declared.values() if len(shape) == 2 and shape[0] == shape[1]]
-        self.work(max(square, default=self.hidden))  # before the file is read
+        declared = declared_arrays(path)  # headers only: the analysis's size, then the file's, before reading it
+        self.work(max((sh[0] for sh, _ in declared.values() if len(sh) == 2 and sh[0] == sh[1]), default=self.hidden))
+        check_size(path, declared)
         net = load_rnn(path, leak=self.leak)
         self.check_fits(net)
         check_solves(net, self)

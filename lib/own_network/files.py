@@ -51,9 +51,9 @@ def check_size(path: Path, arrays: Mapping[str, tuple[tuple[int, ...], int]] | N
     have = budget.available_memory()
     if arrays and 2 * total > have:
         name = max(arrays, key=lambda k: arrays[k][1])
-        raise ValueError(f"source={str(path)!r} declares {total / 2**30:.3g} GiB of arrays "
+        raise ValueError(f"source={str(path)!r} declares {budget.size_text(total)} of arrays "
                          f"(the largest, {name!r}, of shape {arrays[name][0]}), more than this machine's "
-                         f"{have / 2**30:.3g} GiB of available memory holds twice; nothing was read")  # fmt: skip
+                         f"{budget.size_text(have)} of available memory holds twice; nothing was read")  # fmt: skip
 
 
 def read_file(path: Path) -> Mapping:
