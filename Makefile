@@ -57,11 +57,11 @@ pdf: execute
 	cp _build/singlehtml/book/intro.html _build/singlehtml/book.html
 	$(PY) scripts/browser.py _build/singlehtml/book.html _build/pdf/book.pdf
 
-# The built book as one archive for readers (bookrun.dist): dist/<name>-<version>.tar.gz, the name and version of
+# The built book as one archive for readers (bookrelease.dist): dist/<name>-<version>.tar.gz, the name and version of
 # pyproject.toml, holding the HTML (its index.html opens offline), the PDF, claims.json, results.json, provenance.json,
 # the scorecard as CSV and READ-ME-FIRST.txt. tests/browser/test_dist.py builds and opens one in make test.
 dist: html pdf
-	$(PY) -m bookrun.dist --out dist
+	$(PY) -m bookrelease.dist --out dist
 
 unit: $(STAMP)
 	$(PINNED) $(PY) -m pytest -m "not results and not browser" tests
@@ -74,10 +74,10 @@ faults: $(STAMP)
 	$(PINNED) $(PY) -m pytest -m faults -n $(JOBS) -p no:cacheprovider tests
 
 # $(JOBS) notebooks at once, so one worker process each (lib.core.engine); no progress bars (BOOK_PROGRESS=off);
-# the longest re-executions first (bookrun.nbval_order), so the two workers finish together
+# the longest re-executions first (tests/nbval_order.py), so the two workers finish together
 nbval: execute
 	BOOK_PROGRESS=off BOOK_WORKERS=$${BOOK_WORKERS:-1} $(PINNED) $(PY) -m pytest -m "" --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-		-n $(JOBS) --dist loadfile --no-loadscope-reorder -p bookrun.nbval_order -p no:cacheprovider _build/executed/book
+		-n $(JOBS) --dist loadfile --no-loadscope-reorder -p tests.nbval_order -p no:cacheprovider _build/executed/book
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -104,7 +104,7 @@ bench-book: $(STAMP)
 # build is complete and pinned. Commit the result on its own, saying why the book's numbers changed; a change of a
 # verdict needs WHY="..." (recorded in published/changes.json, shown on the page "Changes to the verdicts").
 publish: execute
-	$(PY) -m bookrun.publish $(if $(WHY),--why "$(WHY)")
+	$(PY) -m bookrelease.publish $(if $(WHY),--why "$(WHY)")
 
 clean:
 	rm -rf _build

@@ -1,12 +1,12 @@
 """What the reference's bits cost (issue 19): a seed-batched replica of its arithmetic, against both trainings.
 
 The book trains through :class:`lib.kernels.seed_batch.SeedBatchedMSE` (several seeds in one recurrence, tanh through
-the logistic function); :func:`lib.paper_a.train.train` is the readable reference through
-:class:`lib.kernels.recurrence.RolloutMSE`. The two round differently, and over thousands of Adam steps that moves
-trained networks, and with them a few of the book's verdicts (``book/reproducibility.md``). This benchmark asks whether
-the reference's rounding could be kept at the book's speed: :class:`ExactSeedBatch` below stacks S networks but
-performs the reference's operations op for op (``baddbmm_`` per time step, torch's float32 ``tanh_``, the readout
-and weight gradients per seed). For each task model it prints
+the logistic function); :class:`lib.kernels.recurrence.RolloutMSE` is the one-network kernel the readable loop used
+before it became the textbook loop (:mod:`lib.paper_a.reference_training`). The two round differently, and over
+thousands of Adam steps that moves trained networks, and with them a few of the book's verdicts
+(``book/reproducibility.md``). This benchmark asks whether the reference's rounding could be kept at the book's speed:
+:class:`ExactSeedBatch` below stacks S networks but performs the reference's operations op for op (``baddbmm_`` per time
+step, torch's float32 ``tanh_``, the readout and weight gradients per seed). For each task model it prints
 
 - whether the replica's losses and gradients equal the reference's **bit for bit** on the same weights and batch;
 - milliseconds per model-step of the loss and gradients: replica, book kernel, reference;

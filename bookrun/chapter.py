@@ -16,21 +16,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lib.core import arithmetic
-from lib.core.paths import REPO_ROOT, build_dir
+from lib.core.paths import REPO_ROOT, atomic_write_bytes, atomic_write_json, display_path
 
 from . import faults, fingerprints, timings
-from .child import _ANSI, CHILD_PAPERMILL
+from .child import _ANSI
 from .processes import (
     MARKER_VAR,
-    build_tag,
     cache_dir,
+    kernel_env,
+    kernel_startup,
     kill_group,
     kill_marked,
     make_run_tmp,
     replace_folder,
-    shown,
-    write_json_atomic,
 )  # fmt: skip
 from .results import glued_values, write_results
 
@@ -41,26 +39,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
-
-
-def kernel_env(workers: int = 1) -> dict[str, str]:
-    """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel,
-    and ``workers`` processes for a chapter's independent jobs (``lib.core.engine``; ``$BOOK_WORKERS`` overrides, and
-    ``$BOOK_SCHEDULER`` sends them to a Dask cluster instead); the book's arithmetic pins (``lib.core.arithmetic``),
-    which its Dask workers inherit."""
-    env = arithmetic.pinned_environment(dict(os.environ))
-    env.setdefault("BOOK_WORKERS", str(workers))
-    env.setdefault("OMP_NUM_THREADS", "1")
-    env.setdefault("MKL_NUM_THREADS", "1")
-    env.setdefault("PYTHONHASHSEED", "0")
-    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    env["BOOK_BUILD_DIR"] = str(build_dir())
-    # the kernels compute with this checkout's lib (not another one an editable install points at), so the imports
-    # they record (bookrun.fingerprints) are this checkout's files
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
-    )
-    return env
 
 
 def set_title(nb, title: str | None) -> None:
@@ -127,7 +105,8 @@ class Executor:
     ``book_tree``: the executed book's notebooks (what a chapter's ``after`` dependencies are read from).
     """
 
-    def __init__(self, build: Path, book_tree: Path, results_path: Path | None, stems: list[str]):
+    def __init__(self, build: Path, book_tree: Path, results_path: Path | None, stems: list[str], *, tag: str,
+                 ledger: faults.Ledger):  # fmt: skip
         self.build, self.book_tree, self.results_path, self.stems = build, book_tree, results_path, stems
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -135,110 +114,110 @@ class Executor:
         self.markers: dict[str, str] = {}
         self.active: set[str] = set()  # chapters between the start of run() and the end of their clean-up
         self.results_lock = threading.Lock()
-        self.tag = build_tag(build)
-        self.faults = faults.Ledger()
+        self.tag = tag  # the build folder's, in every process marker (bookrun.processes.build_tag)
+        self.faults = ledger
 
     def run(self, job: Job) -> float:
-        """Execute ``job``; on success replace its notebook and results; raise ChapterFailed or Interrupted."""
+        """Execute ``job``, top to bottom: its kernel's environment, its papermill process (:mod:`bookrun.child`),
+        then what it leaves: on success its notebook with its execution record, its numbers in ``results.json`` and
+        its cost; on failure the notebook beside the last good one. Raises ChapterFailed or Interrupted."""
+        import jupytext
+        import nbformat
+
         marker = f"{self.tag}:{os.getpid()}:{job.stem}:{secrets.token_hex(4)}"
+        progress = progress_path(job.log)
         with self.lock:
             self.active.add(job.stem)
-        tmp = make_run_tmp(self.build, job.stem)
+        tmp = None
         try:
-            return self._run(job, marker, tmp)
+            nb = jupytext.read(job.entry["source"])
+            nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
+            set_title(nb, job.entry.get("title"))
+            job.n_cells = len(nb.cells) + bool(job.entry["parameters"])
+            if job.staging is not None:  # a scratch run: its folder, marked running
+                job.staging.mkdir(parents=True, exist_ok=True)
+                self.write_run_parameters(job, "running")
+            env, tmp = kernel_env(job.workers), make_run_tmp(self.build, job.stem)
+            # the kernel's environment: the start-up files of bookrun/startup/ and the folders they record into
+            env.update(kernel_startup(tmp))
+            cache = cache_dir(env)
+            env.update(fingerprints.recording_env(tmp, env))  # the repository files the kernels import
+            digests = fingerprints.repository_digests()  # the code as the chapter starts, not as it ends
+            env.update(timings.recording_env(tmp, cache, env))  # the cache entries they read and write
+            env.update(faults.recording_env(tmp))  # what they recover from, and their warnings: not on the page
+            # TMPDIR: the kernel's connection file and anything else temporary stays in tmp, removed with it; the
+            # kernel's progress bars (lib.core.progress) go to a file beside the log, relayed to the terminal
+            env.update({MARKER_VAR: marker, "BOOK_EXECUTOR_PID": str(os.getpid()), "TMPDIR": str(tmp),
+                        "JUPYTER_RUNTIME_DIR": str(tmp), "BOOK_PROGRESS": str(progress)})  # fmt: skip
+
+            # the notebook, and what the papermill process is to do with it
+            src, executed, error = tmp / f"{job.stem}.ipynb", tmp / f"{job.stem}.executed.ipynb", tmp / "error.json"
+            nbformat.write(nb, src)
+            spec = {"input": str(src), "output": str(executed), "parameters": job.entry["parameters"],
+                    "cwd": str(job.entry["source"].parent), "marker": marker, "error": str(error)}  # fmt: skip
+            (tmp / "spec.json").write_text(json.dumps(spec))
+            job.log.parent.mkdir(parents=True, exist_ok=True)
+            progress.write_text("")
+
+            # the papermill process, in its own process group: signals reach it from the executor only
+            job.started = time.perf_counter()
+            with open(job.log, "w") as fh:
+                with self.lock:
+                    if self.stop.is_set():
+                        raise Interrupted(signal.SIGINT)
+                    proc = subprocess.Popen(
+                        [sys.executable, "-m", "bookrun.child", str(tmp / "spec.json")],
+                        stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=REPO_ROOT,
+                        start_new_session=True,
+                    )  # fmt: skip
+                    self.procs[job.stem], self.markers[job.stem] = proc, marker
+                code = proc.wait()
+            elapsed = time.perf_counter() - job.started
+            job.faults = self.faults.read(job.stem, tmp)
+
+            if code != 0 or not executed.is_file():
+                if self.stop.is_set():  # stopped on request: nothing to keep (a scratch run's staging folder goes too)
+                    if job.staging is not None:
+                        shutil.rmtree(job.staging, ignore_errors=True)
+                    raise Interrupted(signal.SIGINT)
+                lines = error_lines(error, job.log)
+                raise ChapterFailed(job, elapsed, lines, self._keep_failed(job, executed, "failed", elapsed, lines))
+
+            # success: the notebook with its execution record (what it imported, the chapters it ran after)
+            result = nbformat.read(executed, as_version=4)
+            imports = fingerprints.imported_files(tmp)
+            after = {dep: fingerprints.record_digest(fingerprints.stored_record(self.book_tree / f"{dep}.ipynb"))
+                     for dep in job.entry["after"]}  # fmt: skip
+            record = fingerprints.make_record(job.entry["source"], job.entry["parameters"], imports, after, digests)
+            result.metadata[fingerprints.RECORD_KEY] = record
+            result.metadata["book_execution_seconds"] = round(elapsed, 1)
+            if job.run_dir is not None:  # a scratch run: its own folder, put in place whole
+                self._commit_scratch(job, result, elapsed)
+                return elapsed
+            # the book: the notebook replaced, then its numbers in results.json, then its cost (cold or warm)
+            atomic_write_bytes(job.notebook, (nbformat.writes(result) + "\n").encode())  # as nbformat.write does
+            job.failed.unlink(missing_ok=True)
+            if self.results_path is not None:
+                with self.results_lock:
+                    write_results(self.results_path, self.book_tree, self.stems)
+            timings.record_run(self.build / timings.RECORD, job.stem, elapsed, *timings.cache_events(tmp),
+                               cache=cache, workers=job.workers)  # fmt: skip
+            return elapsed
         finally:
             kill_marked(marker)  # anything the chapter's processes left running
-            shutil.rmtree(tmp, ignore_errors=True)  # the notebooks in flight, the kernel's files, the import logs
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)  # the notebooks in flight, the kernel's files, the import logs
             with self.lock:
                 self.procs.pop(job.stem, None)
                 self.markers.pop(job.stem, None)
                 self.active.discard(job.stem)
 
-    def _run(self, job: Job, marker: str, tmp: Path) -> float:
-        import jupytext
+    def _commit_scratch(self, job: Job, result, elapsed: float) -> None:
         import nbformat
 
-        nb = jupytext.read(job.entry["source"])
-        nb.metadata.setdefault("kernelspec", {"name": "python3", "display_name": "Python 3", "language": "python"})
-        job.n_cells = len(nb.cells) + bool(job.entry["parameters"])
-        src, executed, error = tmp / f"{job.stem}.ipynb", tmp / f"{job.stem}.executed.ipynb", tmp / "error.json"
-        nbformat.write(nb, src)
-        spec = tmp / "spec.json"
-        spec.write_text(
-            json.dumps(
-                {
-                    "input": str(src),
-                    "output": str(executed),
-                    "parameters": job.entry["parameters"],
-                    "cwd": str(job.entry["source"].parent),
-                    "marker": marker,
-                    "error": str(error),
-                }
-            )
-        )
-        env = kernel_env(job.workers)
-        env.update(fingerprints.recording_env(tmp, env))  # the kernels log the repository files they import
-        env.update(timings.recording_env(tmp, cache_dir(env), env))  # and the cache entries they read and write
-        # TMPDIR: the kernel's connection file and anything else temporary stays in tmp, removed with it
-        env.update({MARKER_VAR: marker, "BOOK_EXECUTOR_PID": str(os.getpid()), "TMPDIR": str(tmp)})
-        env["JUPYTER_RUNTIME_DIR"] = str(tmp)
-        env.update(faults.recording_env(tmp))  # what it recovers from, and its warnings: to the terminal, not the page
-        # the kernel's progress bars (lib.core.progress) go to a file beside the log, relayed to the terminal
-        env["BOOK_PROGRESS"] = str(progress_path(job.log))
-        job.log.parent.mkdir(parents=True, exist_ok=True)
-        progress_path(job.log).write_text("")
-        digests = fingerprints.repository_digests()  # the code as the chapter starts, not as it ends
-        job.started = time.perf_counter()
-        with open(job.log, "w") as fh:
-            with self.lock:
-                if self.stop.is_set():
-                    raise Interrupted(signal.SIGINT)
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "bookrun", CHILD_PAPERMILL, str(spec)],
-                    stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=REPO_ROOT,
-                    start_new_session=True,  # its own process group: signals reach it from the executor only
-                )  # fmt: skip
-                self.procs[job.stem], self.markers[job.stem] = proc, marker
-            code = proc.wait()
-        elapsed = time.perf_counter() - job.started
-        job.faults = self.faults.read(job.stem, tmp)
-        if code == 0 and executed.is_file():
-            self._commit(job, executed, elapsed, fingerprints.imported_files(tmp), digests)
-            if job.run_dir is None:  # the book's run: cold or warm (bookrun.timings)
-                computed, reused = timings.cache_events(tmp)
-                timings.record_run(self.build / timings.RECORD, job.stem, elapsed, computed, reused,
-                                   cache=cache_dir(env), workers=job.workers)  # fmt: skip
-            return elapsed
-        if self.stop.is_set():  # stopped on request: nothing to keep (a scratch run's staging folder goes too)
-            if job.staging is not None:
-                shutil.rmtree(job.staging, ignore_errors=True)
-            raise Interrupted(signal.SIGINT)
-        lines = error_lines(error, job.log)
-        where = self._keep_failed(job, executed, "failed", elapsed, lines)
-        raise ChapterFailed(job, elapsed, lines, where)
-
-    def _commit(self, job: Job, executed: Path, elapsed: float, imports: list[str], digests: dict[str, str]) -> None:
-        import nbformat
-
-        result = nbformat.read(executed, as_version=4)
-        set_title(result, job.entry.get("title"))
-        after = {
-            dep: fingerprints.record_digest(fingerprints.stored_record(self.book_tree / f"{dep}.ipynb"))
-            for dep in job.entry["after"]
-        }
-        record = fingerprints.make_record(job.entry["source"], job.entry["parameters"], imports, after, digests)
-        result.metadata[fingerprints.RECORD_KEY] = record
-        result.metadata["book_execution_seconds"] = round(elapsed, 1)
-        if job.run_dir is None:  # the book: replace the notebook, then its numbers in results.json
-            write_notebook_atomic(job.notebook, result)
-            job.failed.unlink(missing_ok=True)
-            if self.results_path is not None:
-                with self.results_lock:
-                    write_results(self.results_path, self.book_tree, self.stems)
-            return
         nbformat.write(result, job.staging / "notebook.ipynb")
         values = glued_values(job.staging / "notebook.ipynb")
-        write_json_atomic(job.staging / "results.json", {f"{job.stem}::{k}": v for k, v in values.items()})
+        atomic_write_json(job.staging / "results.json", {f"{job.stem}::{k}": v for k, v in values.items()})
         self.write_run_parameters(job, "succeeded", elapsed)
         replace_folder(job.staging, job.run_dir)
         shutil.rmtree(job.failed, ignore_errors=True)
@@ -250,20 +229,20 @@ class Executor:
                 tmp = job.failed.with_name(f".{job.failed.name}.{os.getpid()}.tmp")
                 shutil.copy(executed, tmp)
                 os.replace(tmp, job.failed)
-                return f"log: {shown(job.log)}  (failed notebook: {shown(job.failed)})"
-            return f"log: {shown(job.log)}"
+                return f"log: {display_path(job.log)}  (failed notebook: {display_path(job.failed)})"
+            return f"log: {display_path(job.log)}"
         if executed.is_file():
             shutil.copy(executed, job.staging / "notebook.ipynb")
         self.write_run_parameters(job, status, elapsed, lines)
         replace_folder(job.staging, job.failed)
-        return f"log: {shown(job.failed / 'run.log')}  (run folder: {shown(job.failed)})"
+        return f"log: {display_path(job.failed / 'run.log')}  (run folder: {display_path(job.failed)})"
 
     def write_run_parameters(self, job: Job, status: str, elapsed: float | None = None, error=None) -> None:
-        write_json_atomic(
+        atomic_write_json(
             job.staging / "parameters.json",
             {
                 "chapter": job.stem,
-                "source": shown(job.entry["source"]),
+                "source": display_path(job.entry["source"]),
                 "overrides": job.overrides,
                 "parameters": job.entry["parameters"],
                 "status": status,
@@ -286,12 +265,3 @@ class Executor:
         if sig == signal.SIGKILL:
             for marker in markers:
                 kill_marked(marker, grace=0.5)
-
-
-def write_notebook_atomic(path: Path, nb) -> None:
-    import nbformat
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    nbformat.write(nb, tmp)
-    os.replace(tmp, path)

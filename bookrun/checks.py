@@ -17,7 +17,7 @@ from lib.core.paths import REPO_ROOT, build_dir
 from lib.core.settings import CHECKING
 
 from .manifest import ManifestError
-from .processes import cache_dir, kill_group, make_run_tmp
+from .processes import kill_group, make_run_tmp
 
 #: Seconds the parameter check of all chapters may take: about 5 s for the whole book here, so a check that takes
 #: longer hangs (a task module that sleeps or waits on import, a value whose check does not end) and is refused.
@@ -25,11 +25,28 @@ CHECK_TIMEOUT = 60.0
 #: Bytes the check may allocate beyond numpy and torch: the values' checks draw one trial, read a file's headers; a
 #: value whose check alone needs more (a trial of a billion steps) is refused by the MemoryError it raises.
 CHECK_MEMORY = 4 * 2**30
-CHILD_CHECK = "--check-values-child"  # the hidden mode of ``python -m bookrun`` that runs the checks
 #: What a validation cell raises for a value it refuses (``lib.core.params``: ValueError, TypeError; a task or file
 #: that is not there: LookupError, OSError). Any other exception (a MemoryError, a task module's ImportError or
 #: SyntaxError) refuses the run as well, with its type named: the check is a gate, never skipped.
 REFUSALS = (ValueError, TypeError, LookupError, OSError)
+
+
+def injected_code(parameters: dict) -> str:
+    """The cell papermill injects for ``parameters`` (empty when there are none: papermill injects nothing then)."""
+    if not parameters:
+        return ""
+    from papermill.translators import translate_parameters
+
+    return translate_parameters("python3", "python", parameters, "Parameters")
+
+
+def validation_cells(source: Path, parameters: dict) -> list[str]:
+    """The code that decides whether the parameters are valid: the ``parameters`` cell, papermill's injected cell
+    and the chapter's next code cell (CONTRIBUTING.md: it validates every parameter with ``lib.core.params``)."""
+    import jupytext
+
+    code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
+    return [*code[:1], injected_code(parameters), *code[1:2]]
 
 
 def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path) -> dict[str, str]:
@@ -45,7 +62,7 @@ def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path)
         spec.write_text(
             json.dumps({"cwd": str(cwd), "chapters": [{"stem": s, "cells": c} for s, c in chapters.items()]})
         )
-        cmd = [sys.executable, "-m", "bookrun", CHILD_CHECK, str(spec), str(out)]
+        cmd = [sys.executable, "-m", "bookrun.checks", str(spec), str(out)]
         proc = subprocess.Popen(
             cmd, cwd=REPO_ROOT, env={**env, "MPLBACKEND": "Agg", CHECKING: "1"}, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True,
@@ -119,9 +136,10 @@ def check_values_child(spec_path: str, out_path: str) -> int:
     return 0
 
 
-def check_environment(env: dict[str, str]) -> None:
-    """``BOOK_WORKERS``, ``BOOK_SCHEDULER`` (well formed and answering) and the model cache, checked before any chapter
-    starts (ManifestError naming the fix)."""
+def check_environment(env: dict[str, str], cache: Path) -> None:
+    """``BOOK_WORKERS``, ``BOOK_SCHEDULER`` (well formed and answering) and the model cache ``cache`` (the kernels'
+    environment ``env``'s, ``bookrun.processes.cache_dir``), checked before any chapter starts (ManifestError naming
+    the fix)."""
     from lib.core import engine, paths
 
     names = ("BOOK_WORKERS", engine.SCHEDULER_ENV)
@@ -144,6 +162,10 @@ def check_environment(env: dict[str, str]) -> None:
             else:
                 os.environ[name] = value
     try:
-        paths.ensure_writable(cache_dir(env), "model cache")
+        paths.ensure_writable(cache, "model cache")
     except PermissionError as exc:
         raise ManifestError(str(exc)) from None
+
+
+if __name__ == "__main__":  # the process check_values starts
+    sys.exit(check_values_child(sys.argv[1], sys.argv[2]))

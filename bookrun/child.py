@@ -1,5 +1,5 @@
 """The process that executes one chapter: papermill in it (its output is the chapter's log), the kernel shut down on
-SIGTERM; ``python -m bookrun --papermill-child <spec.json>``."""
+SIGTERM; ``python -m bookrun.child <spec.json>``, started by :mod:`bookrun.chapter`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from lib.core import budget, settings
 
 from .processes import die_with_parent, kill_marked
 
-CHILD_PAPERMILL = "--papermill-child"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -102,3 +101,7 @@ def last_frame(traceback: list[str]) -> str | None:
     code = next((ln.split("---->", 1)[1].strip() for ln in lines if "---->" in ln), "")
     code = re.sub(r"^\d+\s*", "", code)
     return f"{lines[0].strip()}: {code}" if code else lines[0].strip()
+
+
+if __name__ == "__main__":
+    sys.exit(papermill_child(sys.argv[1]))

@@ -17,37 +17,15 @@ import time
 from pathlib import Path
 
 from lib.core import faults, settings
-
-from .processes import kernel_startup, shown
+from lib.core.paths import display_path
 
 FILE = "faults.jsonl"
 
-#: Run in each kernel before its first cell: warnings go to the run's faults file, not to the page's stderr.
-STARTUP = """\
-import warnings as _warnings
-
-
-_book_shown = _warnings.showwarning
-
-
-def _book_warning_to_terminal(message, category, filename, lineno, file=None, line=None):
-    try:
-        from lib.core import faults
-
-        faults.report(f"{category.__name__}: {message}", file=f"{filename}:{lineno}", action="warned; went on")
-    except Exception:  # the faults file cannot be written: the warning is shown where it would have been
-        _book_shown(message, category, filename, lineno, file, line)
-
-
-_warnings.showwarning = _book_warning_to_terminal
-del _warnings
-"""
-
 
 def recording_env(tmp: Path) -> dict[str, str]:
-    """The variables that send a chapter's faults to ``tmp/faults.jsonl``: ``$BOOK_FAULTS`` and an ``IPYTHONDIR``
-    of the run's own, whose start-up file routes the kernel's warnings there (written here)."""
-    return {settings.FAULTS: str(tmp / FILE), **kernel_startup(tmp, "00-book-faults.py", STARTUP)}
+    """The variable that sends a chapter's faults to ``tmp/faults.jsonl``, ``$BOOK_FAULTS``; the kernel's warnings
+    go there too, through its start-up file ``bookrun/startup/00-book-faults.py``."""
+    return {settings.FAULTS: str(tmp / FILE)}
 
 
 class Ledger:
@@ -90,8 +68,8 @@ def set_aside_unreadable(book_tree: Path, stems: list[str], logs: Path) -> list[
         os.replace(path, target)
         found.append({
             "what": f"the executed notebook of chapter {stem!r} cannot be read",
-            "file": shown(path),
-            "action": f"moved to {shown(target)}; the chapter counts as not executed (make book, or "
+            "file": display_path(path),
+            "action": f"moved to {display_path(target)}; the chapter counts as not executed (make book, or "
             f"python -m bookrun --only {stem}, executes it again)",
         })  # fmt: skip
     return found

@@ -7,11 +7,12 @@ the records of the chapters it runs after. The chapter is up to date while all o
 ``lib/paper_b/euler_flows.py`` re-executes only the chapters whose kernels imported it.
 
 The imports are recorded by the kernel itself: the executor gives each chapter an IPython profile whose startup file
-(:data:`STARTUP`) appends, after every cell, the repository files newly found in ``sys.modules`` to a log. Every process
-inheriting the chapter's environment logs there too: a kernel the chapter starts itself (``new_task`` runs the task
-template) and the executor that starts it. Dask workers (``lib.core.engine``) are not kernels and are not logged; they
-run jobs whose functions the kernel imported to submit them (and with one worker the kernel runs the jobs itself), so
-a module that a job imports only inside a function, on a worker, is not recorded: import it at a module's top.
+(``bookrun/startup/00-bookrun-imports.py``) appends, after every cell, the repository files newly found in
+``sys.modules`` to a log. Every process inheriting the chapter's environment logs there too: a kernel the chapter
+starts itself (``new_task`` runs the task template) and the executor that starts it. Dask workers
+(``lib.core.engine``) are not kernels and are not logged; they run jobs whose functions the kernel imported to submit
+them (and with one worker the kernel runs the jobs itself), so a module that a job imports only inside a function, on
+a worker, is not recorded: import it at a module's top.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from lib.core import arithmetic, mkl_vendor
-from lib.core.paths import REPO_ROOT
+from lib.core.paths import REPO_ROOT, display_path
 
-from .processes import kernel_startup
+from .manifest import ManifestError
 
 RECORD_KEY = "book_execution"
 LOGS_VAR = "BOOK_IMPORT_LOGS"  # folders (os.pathsep-separated) where kernels log the repository files they imported
@@ -36,53 +37,13 @@ ROOT_VAR = "BOOK_REPO_ROOT"
 INSTALLED = (("build-system",), ("project", "requires-python"), ("project", "dependencies"),
              ("project", "optional-dependencies"))  # fmt: skip
 
-STARTUP = '''"""bookrun: after every cell, log the repository files this kernel imported (see bookrun.fingerprints)."""
-
-
-def _bookrun_log_imports():
-    import os
-    import sys
-
-    root = os.environ.get("BOOK_REPO_ROOT", "")
-    logs = [d for d in os.environ.get("BOOK_IMPORT_LOGS", "").split(os.pathsep) if d]
-    build = os.path.realpath(os.environ.get("BOOK_BUILD_DIR", os.path.join(root, "_build")))
-    seen = set()
-
-    def log(*_):
-        new = []
-        for module in list(sys.modules.values()):
-            path = getattr(module, "__file__", None)
-            if not isinstance(path, str) or not os.path.isabs(path) or path in seen:  # torch._classes: "_classes.py"
-                continue
-            seen.add(path)
-            path = os.path.realpath(path)
-            inside = path.startswith(root + os.sep) and not path.startswith(build + os.sep)
-            if inside and "site-packages" not in path and path.endswith(".py"):
-                new.append(os.path.relpath(path, root))
-        for folder in logs if new else ():
-            try:
-                with open(os.path.join(folder, f"{os.getpid()}.txt"), "a") as fh:
-                    fh.write("\\n".join(new) + "\\n")
-            except OSError:
-                pass
-
-    if root and logs:
-        log()
-        get_ipython().events.register("post_run_cell", log)  # noqa: F821 - IPython's startup namespace
-
-
-_bookrun_log_imports()
-del _bookrun_log_imports
-'''
-
 
 def recording_env(tmp: Path, env: dict[str, str]) -> dict[str, str]:
     """Environment entries that make the kernels of a run log their imports into ``tmp/imports`` (and into the logs
     of an enclosing run, when this run is nested in a chapter). ``imported_files(tmp)`` reads them back."""
-    startup = kernel_startup(tmp, "00-bookrun-imports.py", STARTUP)
-    (tmp / "imports").mkdir(exist_ok=True)
+    (tmp / "imports").mkdir(parents=True, exist_ok=True)
     logs = [d for d in env.get(LOGS_VAR, "").split(os.pathsep) if d] + [str(tmp / "imports")]
-    return {**startup, LOGS_VAR: os.pathsep.join(logs), ROOT_VAR: str(REPO_ROOT.resolve())}
+    return {LOGS_VAR: os.pathsep.join(logs), ROOT_VAR: str(REPO_ROOT.resolve())}
 
 
 def imported_files(tmp: Path) -> list[str]:
@@ -241,3 +202,19 @@ def stale_chapters(manifest: dict, stems: list[str], notebook_of, force: bool = 
         return why
 
     return {stem: why for stem in stems if (why := reason(stem)) is not None}
+
+
+def scratch_stale(notebook: Path, run_dir: Path, reason: str | None) -> bool:
+    """True if a scratch run must execute: it has no successful run (``notebook``), or ``--force`` (``reason``) asks
+    for it; ManifestError if its folder holds a run of another execution and ``--force`` is not given."""
+    if not notebook.is_file():
+        return True
+    if reason is None:
+        print(f"  up to date {display_path(run_dir)} (--force runs it again)", flush=True)
+        return False
+    if reason == "--force":
+        return True
+    raise ManifestError(
+        f"scratch run {display_path(run_dir)} already exists (executed with other parameters or code: {reason}); "
+        "pass --force to replace it, or --name to run beside it"
+    )

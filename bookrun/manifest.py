@@ -129,6 +129,56 @@ def load_manifest(book_dir: Path) -> Manifest:
     return manifest
 
 
+def select(manifest: Manifest, only: list[str] | None, overrides: dict) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The chapters named by ``only`` (all when None) as entries (copies), the reader's ``overrides`` applied and
+    checked (:func:`check_parameters`), and each chapter's overrides under its own names (a former name renamed,
+    :data:`RENAMED`, with a note printed). ManifestError for a chapter the manifest does not know."""
+    chapters, own = {}, {}
+    for stem in list(manifest) if not only else list(dict.fromkeys(only)):
+        entry = manifest.entry(stem)
+        if entry is None:
+            patterns = [p.stem for p in manifest.patterns]
+            raise ManifestError(f"unknown chapter(s) {[stem]}; chapters are: {list(manifest)}, and the patterns "
+                                f"{patterns}")  # fmt: skip
+        if not entry["source"].is_file():
+            raise ManifestError(f"chapter {stem!r} needs {entry['source']}, which does not exist")
+        own[stem], notes = renamed_parameters(stem, entry["source"], overrides)
+        for note in notes:
+            print(f"  {note}", flush=True)
+        for name, value in own[stem].items():
+            fixed = manifest.bound(stem).get(name)
+            if fixed is not None and fixed != value:
+                other = manifest.stem_for(stem, name, value)
+                raise ManifestError(f"chapter {stem!r} runs {name}={fixed!r} (its name says so); run --only {other}")
+        entry = {**entry, "parameters": {**entry["parameters"], **own[stem]}}
+        if overrides:  # the manifest's title describes the book's parameters, not the reader's
+            entry["title"] = None
+        entry["parameters"] = check_parameters(stem, entry["source"], entry["parameters"])
+        chapters[stem] = entry
+    return chapters, own
+
+
+def toc_pages(toc: list[str], manifest: Manifest) -> list[tuple[Path, str]]:
+    """What travels with the book's executed notebooks, as (source, its place in the executed tree): the plain pages of
+    the table of contents (``toc``: its entries, :func:`toc_files`; the chapters of ``manifest`` excepted), the
+    bibliography and a reader's modules (``book/**/*.py``, in their folders)."""
+    from lib.core.paths import REPO_ROOT
+
+    book_dir = manifest.path.parent
+    pages = []
+    for rel in toc:
+        if Path(rel).name in manifest:
+            continue
+        source = REPO_ROOT / f"{rel}.md"
+        if not source.is_file():
+            raise ManifestError(f"the table of contents names {rel}, but neither {source} nor a manifest chapter "
+                                "exists")  # fmt: skip
+        pages.append((source, source.name))
+    pages += [(bib, bib.name) for bib in sorted(book_dir.glob("*.bib"))]
+    modules = [m for m in sorted(book_dir.rglob("*.py")) if "__pycache__" not in m.parts]
+    return pages + [(m, str(m.relative_to(book_dir))) for m in modules]
+
+
 def toc_files(toc_path: Path) -> list[str]:
     """Every ``file:`` entry of a jb-book ``_toc.yml`` (root first), relative to the repository root."""
     toc = yaml.safe_load(Path(toc_path).read_text())
@@ -162,13 +212,14 @@ def notebook_parameters(source: Path) -> dict[str, dict]:
 def chapter_settings(stem: str, book_dir: Path | None = None) -> dict[str, Any]:
     """The parameters chapter ``stem`` runs with in the book: its ``parameters`` cell's defaults as Python values,
     the manifest's values applied (for the results tests; a chapter that reuses another's solutions reads that
-    chapter's settings object in ``lib`` instead, e.g. ``CopyStudy()``)."""
+    chapter's settings object in ``lib`` instead, e.g. ``CopyStudy()``). A default written ``line("name")`` is that
+    line's value (:func:`lib.core.lines.line`)."""
     from lib.core.paths import REPO_ROOT
 
     entry = load_manifest(book_dir or REPO_ROOT / "book").entry(stem)
     if entry is None:
         raise ValueError(f"chapter {stem!r} is not in the manifest")
-    defaults = {k: ast.literal_eval(v["default"]) for k, v in notebook_parameters(entry["source"]).items()}
+    defaults = {k: ast.literal_eval(_python(v["default"])) for k, v in notebook_parameters(entry["source"]).items()}
     return {**defaults, **entry["parameters"]}
 
 
@@ -269,7 +320,13 @@ def check_parameters(stem: str, source: Path, parameters: dict) -> dict:
 
 
 def _python(text: str) -> str:
-    """A default's source text as canonical Python (``"sine"`` -> ``'sine'``), or as it is if not a literal."""
+    """A default's source text as canonical Python (``"sine"`` -> ``'sine'``; ``line("safe_dfvu")``, a threshold that
+    starts at its line of :mod:`lib.core.lines`, -> that line's value), or as it is if neither."""
+    named = re.fullmatch(r"""line\(\s*(['"])(\w+)\1\s*\)""", text.strip())
+    if named:
+        from lib.core.lines import line
+
+        return repr(line(named[2]))
     try:
         return repr(ast.literal_eval(text))
     except (ValueError, SyntaxError):
@@ -283,24 +340,8 @@ def parameter_lines(entry: dict) -> list[str]:
         value = repr(entry["parameters"][name]) if name in entry["parameters"] else _python(p["default"])
         kind = p.get("inferred_type_name")
         note = "(chapters.yml) " if name in entry["parameters"] else ""
+        if not note and p["default"].strip().startswith("line("):
+            note = f"({p['default'].strip()}) "  # the line it starts at
         comment = f"  # {note}{p['help']}" if p.get("help") or note else ""
         lines.append(f"{name}{': ' + kind if kind and kind != 'None' else ''} = {value}{comment}".rstrip())
     return lines
-
-
-def injected_code(parameters: dict) -> str:
-    """The cell papermill injects for ``parameters`` (empty when there are none: papermill injects nothing then)."""
-    if not parameters:
-        return ""
-    from papermill.translators import translate_parameters
-
-    return translate_parameters("python3", "python", parameters, "Parameters")
-
-
-def validation_cells(source: Path, parameters: dict) -> list[str]:
-    """The code that decides whether the parameters are valid: the ``parameters`` cell, papermill's injected cell
-    and the chapter's next code cell (CONTRIBUTING.md: it validates every parameter with ``lib.core.params``)."""
-    import jupytext
-
-    code = [c.source for c in jupytext.read(source).cells if c.cell_type == "code"]
-    return [*code[:1], injected_code(parameters), *code[1:2]]

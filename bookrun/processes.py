@@ -19,8 +19,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from lib.core import paths
-from lib.core.paths import build_dir
+from lib.core import arithmetic, paths
+from lib.core.paths import REPO_ROOT, build_dir, display_path
 
 from .manifest import ManifestError
 
@@ -32,12 +32,24 @@ def cache_dir(env: dict[str, str]) -> Path:
     return Path(env.get("BOOK_CACHE_DIR", Path(env.get("BOOK_BUILD_DIR", build_dir())) / "cache")).resolve()
 
 
-def shown(path: Path) -> str:
-    """``path`` relative to the working directory when it is below it (shorter on the terminal)."""
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+def kernel_env(workers: int = 1) -> dict[str, str]:
+    """Environment of every kernel: one thread per chapter so results are reproducible and chapters run in parallel,
+    and ``workers`` processes for a chapter's independent jobs (``lib.core.engine``; ``$BOOK_WORKERS`` overrides, and
+    ``$BOOK_SCHEDULER`` sends them to a Dask cluster instead); the book's arithmetic pins (``lib.core.arithmetic``),
+    which its Dask workers inherit."""
+    env = arithmetic.pinned_environment(dict(os.environ))
+    env.setdefault("BOOK_WORKERS", str(workers))
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    env.setdefault("PYTHONHASHSEED", "0")
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    env["BOOK_BUILD_DIR"] = str(build_dir())
+    # the kernels compute with this checkout's lib (not another one an editable install points at), so the imports
+    # they record (bookrun.fingerprints) are this checkout's files
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    )
+    return env
 
 
 _SAFE = re.compile(r"[A-Za-z0-9._+-]+")
@@ -81,28 +93,6 @@ def make_run_tmp(build: Path, stem: str) -> Path:
     return path
 
 
-def write_json_atomic(path: Path, payload) -> None:
-    """``payload`` as indented JSON (keys sorted), written through a temporary file and an atomic rename."""
-    paths.atomic_write_bytes(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
-
-
-def read_timings(path: Path) -> dict[str, float]:
-    """A record of seconds per chapter (``timings.json``, ``nbval_timings.json``); ``{}`` when it is missing or
-    unreadable (it only guides an order or a report, so a corrupt one is passed over and rewritten)."""
-    try:
-        record = json.loads(Path(path).read_text())
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(record, dict):
-        return {}
-    return {str(k): float(v) for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}
-
-
-def update_timings(path: Path, seconds: dict[str, float]) -> None:
-    """Record ``seconds`` per chapter in ``path`` (rounded to 0.1 s), keeping the other chapters' entries; atomic."""
-    write_json_atomic(Path(path), {**read_timings(path), **{s: round(t, 1) for s, t in seconds.items()}})
-
-
 def replace_folder(new: Path, target: Path) -> None:
     """Put folder ``new`` at ``target`` (two renames; the old ``target`` is removed only once ``new`` is in place)."""
     old = target.with_name(f".{target.name}.old-{os.getpid()}")
@@ -142,8 +132,8 @@ class Lock:
             self.fh.flush()
         except OSError as exc:
             raise ManifestError(
-                f"cannot make the lock file {shown(path)} ({exc.strerror or exc}): the build folder must be writable "
-                "with free space (BOOK_BUILD_DIR names another)"
+                f"cannot make the lock file {display_path(path)} ({exc.strerror or exc}): the build folder must be "
+                "writable with free space (BOOK_BUILD_DIR names another)"
             ) from None
 
     def release(self) -> None:
@@ -172,12 +162,18 @@ def _same_file(fh, path: Path) -> bool:
         return False
 
 
-def kernel_startup(tmp: Path, name: str, code: str) -> dict[str, str]:
-    """Put ``code`` in the IPython start-up folder of a run's kernels (the profile under ``tmp/ipython``, shared by
-    the executor's recorders: imports, cache events, faults) as ``name``; the ``IPYTHONDIR`` that makes them read it."""
+#: The IPython start-up files of the executor's recorders (imports, cache events, faults), copied into each run.
+STARTUP = Path(__file__).with_name("startup")
+
+
+def kernel_startup(tmp: Path) -> dict[str, str]:
+    """Put the start-up files of :data:`STARTUP` (each kernel's recorders: its imports, its cache events, its
+    warnings) in the IPython start-up folder of a run's kernels, under ``tmp/ipython``; the ``IPYTHONDIR`` that makes
+    them read it."""
     startup = tmp / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True, exist_ok=True)
-    (startup / name).write_text(code)
+    for source in sorted(STARTUP.glob("*.py")):
+        shutil.copyfile(source, startup / source.name)
     return {"IPYTHONDIR": str(tmp / "ipython")}
 
 
@@ -274,16 +270,16 @@ def clean_stale(build: Path, cache: Path, scratch_root: Path | None) -> list[str
         match = pattern.match(folder.name)
         if match and not alive(int(match[1])):
             shutil.rmtree(folder, ignore_errors=True)
-            done.append(f"removed {shown(folder)}")
-    done += [f"removed {shown(p)}" for p in paths.remove_stale_temporaries(cache)]
+            done.append(f"removed {display_path(folder)}")
+    done += [f"removed {display_path(p)}" for p in paths.remove_stale_temporaries(cache)]
     removed = sum(_remove_if_free(lock) for lock in (build / ".locks").glob("*.lock"))
     if removed:
-        done.append(f"removed {removed} lock file(s) of finished runs from {shown(build / '.locks')}")
+        done.append(f"removed {removed} lock file(s) of finished runs from {display_path(build / '.locks')}")
     if scratch_root is not None and scratch_root.is_dir():
         stale = re.compile(r"^\..+\.(?:partial|old)-(\d+)$")
         for folder in scratch_root.iterdir():
             match = stale.match(folder.name)
             if match and not alive(int(match[1])):
                 shutil.rmtree(folder, ignore_errors=True)
-                done.append(f"removed {shown(folder)}")
+                done.append(f"removed {display_path(folder)}")
     return done

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lib.core.claims import SECOND_SET_GLUE, records_from_values
-
-from .processes import write_json_atomic
+from lib.core.paths import atomic_write_json
 
 _NUMPY_SCALAR = re.compile(r"^np\.(?:float|int|uint|bool_?)\w*\((.*)\)$")
 
@@ -73,8 +72,8 @@ def write_results(results_path: Path, out_dir: Path, stems: Sequence[str]) -> di
     """Write ``results.json`` (every glued value of the executed tree) and, beside it, ``claims.json``: every claim
     record a chapter glued as ``claim_<id>`` (``lib.core.claims``), with the chapter that computed it."""
     results = collect_results(out_dir, stems)
-    write_json_atomic(results_path, results)
-    write_json_atomic(results_path.with_name("claims.json"), claims_of(results))
+    atomic_write_json(results_path, results)
+    atomic_write_json(results_path.with_name("claims.json"), claims_of(results))
     return results
 
 

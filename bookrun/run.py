@@ -1,22 +1,24 @@
-"""One execution of selected chapters: the jobs side by side, the results written, a signal handled."""
+"""One execution of selected chapters: the scheduler that runs them side by side in ``after`` order, the results
+written, a signal handled."""
 
 from __future__ import annotations
 
-import json
+import shutil
 import signal
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lib.core.paths import REPO_ROOT, atomic_write_bytes
+from lib.core.paths import display_path
 
 from .chapter import Executor, Interrupted, Job
-from .processes import shown, update_timings, write_json_atomic
+from .faults import Ledger
+from .processes import build_tag, kernel_env
 from .results import write_results
-from .terminal import Console, Relay, schedule
+from .schedule import Console, Relay, schedule
+from .timings import RECORD, read_record, update_timings
 
 STOP_GRACE = 20.0  # seconds a stopped chapter gets to shut its kernel down before it is killed
 
@@ -36,15 +38,21 @@ class Run:
     book_tree: Path
     jobs: int
     faults: list[dict] = field(default_factory=list)  # what the executor recovered from before the chapters ran
+    pages: list[tuple[Path, str]] = field(default_factory=list)  # what travels with the notebooks: (source, place)
+    toc: list[str] = field(default_factory=list)  # the table of contents' entries, in the book's order
 
 
 def execute(run: Run) -> int:
     """Execute ``run``'s jobs; the exit status (0, 1 if a chapter failed, 128 + signal if interrupted)."""
     from lib.core.engine import available_cpus
 
-    todo = list(run.jobs_for)
+    todo, env, tag = list(run.jobs_for), kernel_env(), build_tag(run.build)
     run.out_dir.mkdir(parents=True, exist_ok=True)
-    print(f"executing {len(todo)} of {len(run.selected)} chapter(s) into {shown(run.out_dir)} ({run.jobs} at a time)")
+    for source, place in run.pages:  # the plain pages, the bibliography, a reader's modules (manifest.toc_pages)
+        (run.out_dir / place).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, run.out_dir / place)
+    where = display_path(run.out_dir)
+    print(f"executing {len(todo)} of {len(run.selected)} chapter(s) into {where} ({run.jobs} at a time)")
     for stem in run.selected:
         if stem in todo:
             print(f"  to run   {stem}: {run.reasons.get(stem, 'no successful run')}", flush=True)
@@ -54,27 +62,20 @@ def execute(run: Run) -> int:
     # the CPUs are shared out: chapters running side by side each get one worker process, a chapter alone gets all
     workers = max(1, available_cpus() // max(1, min(run.jobs, len(todo))))
     results_path = None if run.scratch else run.build / "results.json"
-    executor = Executor(run.build, run.book_tree, results_path, list(run.manifest))
-    executor.faults.add("executor", run.faults)
+    for job in run.jobs_for.values():
+        job.workers = workers
+    ledger = Ledger()
+    ledger.add("executor", run.faults)
+    executor = Executor(run.build, run.book_tree, results_path, list(run.manifest), tag=tag,
+                        ledger=ledger)  # fmt: skip
     console = Console()
     relay = Relay(console, alone=len(todo) == 1)
-    sub_manifest = {s: {**run.jobs_for[s].entry, "after": [d for d in run.jobs_for[s].entry["after"] if d in todo]}
-                    for s in todo}  # fmt: skip
-
-    def one(stem: str) -> float:
-        job = run.jobs_for[stem]
-        job.workers = workers
-        if job.staging is not None:
-            job.staging.mkdir(parents=True, exist_ok=True)
-            executor.write_run_parameters(job, "running")
-        relay.add(job)
-        return executor.run(job)
 
     start = time.perf_counter()
     interrupted = None
-    timings, failures = {}, []
+    seconds, failures = {}, []
     try:
-        timings, failures = schedule(sub_manifest, todo, one, run.jobs, console, relay)
+        seconds, failures = schedule(run.jobs_for, executor.run, run.jobs, console, relay)
     except Interrupted as exc:
         interrupted = exc
         _stop(executor, console, exc)
@@ -82,18 +83,22 @@ def execute(run: Run) -> int:
 
     if results_path is not None:
         results = write_results(results_path, run.out_dir, list(run.manifest))
-        if timings:
-            update_timings(run.build / "timings.json", timings)
-        print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall; {len(results)} glued values collected")
-        if interrupted is None:
-            print(record_arithmetic(run.build, results), flush=True)
-            for line in record_appendix(run, list(timings)):
+        if seconds:
+            update_timings(run.build / "timings.json", seconds)
+        print(f"executed {len(seconds)} chapter(s) in {total:.0f} s wall; {len(results)} glued values collected")
+        if interrupted is None:  # the build's records for the pages and the release (bookrelease.records)
+            from bookrelease import records
+
+            order = [Path(rel).name for rel in run.toc]
+            for line in records.write(run.build, results, manifest=run.manifest, out_dir=run.out_dir,
+                                      out_root=run.out_root, executed=list(seconds), env=env, order=order,
+                                      costs=read_record(run.build / RECORD)):  # fmt: skip
                 print(line, flush=True)
     else:
-        print(f"executed {len(timings)} chapter(s) in {total:.0f} s wall")
-        for stem in timings:
+        print(f"executed {len(seconds)} chapter(s) in {total:.0f} s wall")
+        for stem in seconds:
             job = run.jobs_for[stem]
-            print(f"  run folder: {shown(job.run_dir)} (notebook.ipynb, run.log, parameters.json, results.json)")
+            print(f"  run folder: {display_path(job.run_dir)} (notebook.ipynb, run.log, parameters.json, results.json)")
     for line in executor.faults.lines():
         print(line, file=sys.stderr, flush=True)
     if interrupted is not None:
@@ -104,48 +109,6 @@ def execute(run: Run) -> int:
         print(f"FAILED: {failures}", file=sys.stderr)
         return 1
     return 0
-
-
-def record_arithmetic(build: Path, results: dict) -> str:
-    """Write ``provenance.json`` (the arithmetic the kernels computed with, read in a process started as they are,
-    and the book's version and commit, ``bookrun.release``) and ``reference_diff.json`` (this build against
-    ``published/``); one line saying how the build compares."""
-    from lib.core import reference
-
-    from . import release
-    from .chapter import kernel_env
-
-    done = subprocess.run([sys.executable, "-m", "bookrun.arithmetic"], env=kernel_env(), capture_output=True,
-                          text=True, cwd=REPO_ROOT)  # fmt: skip
-    try:
-        provenance = json.loads(done.stdout)
-    except ValueError:
-        return f"provenance: could not be read ({done.stderr.strip()[-300:]})"
-    provenance.update(release.record())
-    write_json_atomic(build / "provenance.json", provenance)
-    try:
-        published = reference.load()
-    except FileNotFoundError as exc:
-        return f"reference: {exc}"
-    claims = json.loads((build / "claims.json").read_text())
-    diff = reference.compare(results, claims, published)
-    bitwise, why = reference.comparable(provenance, published["provenance"])
-    write_json_atomic(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, **diff})
-    head = reference.summary(diff, first=0)
-    return f"reference ({'must be equal bit for bit' if bitwise else 'compared, not required: ' + why}): {head}"
-
-
-def record_appendix(run: Run, executed: list[str]) -> list[str]:
-    """What the appendix and the scorecard page read from the executed tree: the runtime table
-    (``<book tree>/_runtimes.md``, ``bookrun.timings``) and the downloads (``bookrun.downloads``)."""
-    from . import downloads, timings
-    from .chapter import kernel_env
-    from .manifest import toc_files
-
-    order = [Path(f).name for f in toc_files(REPO_ROOT / "_toc.yml")] if (REPO_ROOT / "_toc.yml").is_file() else []
-    titles = timings.chapter_titles(run.manifest, [*order, *(s for s in run.manifest if s not in order)])
-    atomic_write_bytes(run.out_dir / timings.PAGE, timings.section(run.build, titles).encode())
-    return downloads.write(run.build, run.out_root, executed, kernel_env(), downloads.PROFILES_CHAPTER in run.manifest)
 
 
 def _stop(executor: Executor, console: Console, exc: Interrupted) -> None:
@@ -164,11 +127,3 @@ def _stop(executor: Executor, console: Console, exc: Interrupted) -> None:
     deadline = time.monotonic() + 10
     while executor.active and time.monotonic() < deadline:  # the job threads remove their temporary folders
         time.sleep(0.1)
-
-
-def install_signal_handlers() -> None:
-    def handler(signum, frame):
-        raise Interrupted(signum)
-
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, handler)

@@ -4,12 +4,12 @@
 ``<build>/runtimes.json`` (:data:`RECORD`, updated and never cleared, so it survives warm rebuilds), each chapter's
 last run of each kind, told apart by what the chapter's kernels did with the model cache:
 
-- the executor gives each kernel an IPython startup file (:data:`STARTUP`) whose audit hook logs every cache entry
-  the kernel reads (``R``: a model loaded) or puts in place (``W``: a model saved, a part of a results table written,
-  both by an atomic rename), to ``<run tmp>/cache-events/<pid>.txt``; a kernel the chapter starts itself (a scratch
-  run nested in it) logs there too. Dask workers are not kernels: a model they load is not seen, but the kernel saves
-  every model and row they compute (``lib.paper_a.train``, ``lib.core.results_table``), and reads each model it sends
-  them to profile;
+- the executor gives each kernel an IPython startup file (``bookrun/startup/01-bookrun-cache.py``) whose audit hook
+  logs every cache entry the kernel reads (``R``: a model loaded) or puts in place (``W``: a model saved, a part of a
+  results table written, both by an atomic rename), to ``<run tmp>/cache-events/<pid>.txt``; a kernel the chapter
+  starts itself (a scratch run nested in it) logs there too. Dask workers are not kernels: a model they load is not
+  seen, but the kernel saves every model and row they compute (``lib.paper_a.train``, ``lib.core.results_table``), and
+  reads each model it sends them to profile;
 - the record names the chapter that computed each entry (``owners``);
 - a run that computed nothing is **warm** (everything it needed was cached); a run whose every reused entry was
   computed by another chapter of this build folder (the models of the chapters it runs ``after``) is **cold** (its
@@ -21,8 +21,7 @@ last run of each kind, told apart by what the chapter's kernels did with the mod
 What the kernels cannot show: rows of a results table are read by pyarrow, not Python, so a sweep that resumes an
 interrupted table looks cold.
 
-:func:`section` renders the record as the MyST table of the appendix (*What it costs*), with the total, and the cold
-times of ``benchmarks/bench_book.py`` beside them when that benchmark has run in this build folder.
+The appendix's table (*What it costs*) is rendered from this record by :mod:`bookrelease.costs`.
 """
 
 from __future__ import annotations
@@ -34,69 +33,35 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from .processes import kernel_startup, write_json_atomic
+from lib.core.paths import atomic_write_json
 
 RECORD = "runtimes.json"
-#: The runtime table, written beside the executed book's pages and included by the appendix.
-PAGE = "_runtimes.md"
 EVENTS_VAR = "BOOK_CACHE_EVENTS"  # the folder where the kernels log their cache events
 ROOT_VAR = "BOOK_CACHE_EVENTS_ROOT"  # the model cache (resolved) whose entries they log
-#: The benchmark of ten chapters executed cold into a fresh cache (``benchmarks/bench_book.py``), when it has run.
-BENCHMARK = Path("benchmarks") / "book.json"
-
-STARTUP = '''"""bookrun: log the model-cache entries this process reads and writes (see bookrun.timings)."""
 
 
-def _bookrun_cache_events():
-    import os
-    import sys
-
-    folders = [d for d in os.environ.get("BOOK_CACHE_EVENTS", "").split(os.pathsep) if d]
-    root = os.environ.get("BOOK_CACHE_EVENTS_ROOT", "")
-    if not folders or not root:
-        return
-    prefix, logs, seen = root.rstrip(os.sep) + os.sep, [os.path.join(d, f"{os.getpid()}.txt") for d in folders], set()
-
-    def hook(event, args):
-        if event != "open" and event != "os.rename":
-            return
-        try:
-            if event == "open":
-                path, mode, flags = args
-                reading = ("r" in mode and "+" not in mode) if isinstance(mode, str) else (
-                    isinstance(flags, int) and flags & 3 == os.O_RDONLY)
-                kind = "R" if reading else None
-            else:
-                path, kind = args[1], "W"
-            if kind is None or isinstance(path, int):
-                return
-            path = os.path.abspath(os.fsdecode(path))
-            name = os.path.basename(path)
-            if not path.startswith(prefix) or name.startswith(".") or ".corrupt-" in name:  # temporaries, set aside
-                return
-            line = f"{kind} {path[len(prefix):]}\\n"
-            if line not in seen:
-                seen.add(line)
-                for log in logs:
-                    with open(log, "a") as fh:
-                        fh.write(line)
-        except Exception:  # never break the operation audited
-            pass
-
-    sys.addaudithook(hook)
+def read_timings(path: Path) -> dict[str, float]:
+    """A record of seconds per chapter (``timings.json``, ``nbval_timings.json``); ``{}`` when it is missing or
+    unreadable (it only guides an order or a report, so a corrupt one is passed over and rewritten)."""
+    try:
+        record = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {str(k): float(v) for k, v in record.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
-_bookrun_cache_events()
-del _bookrun_cache_events
-'''
+def update_timings(path: Path, seconds: dict[str, float]) -> None:
+    """Record ``seconds`` per chapter in ``path`` (rounded to 0.1 s), keeping the other chapters' entries; atomic."""
+    atomic_write_json(Path(path), {**read_timings(path), **{s: round(t, 1) for s, t in seconds.items()}})
 
 
 def recording_env(tmp: Path, cache: Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment entries that make the kernels of a run (IPython profile ``tmp/ipython``, as
-    ``bookrun.fingerprints.recording_env`` sets it) log their cache events into ``tmp/cache-events``, and into the
-    folders of an enclosing run (``env``'s), when this run is nested in a chapter (``new_task`` runs a scratch run)."""
-    kernel_startup(tmp, "01-bookrun-cache.py", STARTUP)  # IPYTHONDIR: set by bookrun.fingerprints.recording_env
-    (tmp / "cache-events").mkdir(exist_ok=True)
+    """Environment entries that make the kernels of a run (their start-up file, ``bookrun.processes.kernel_startup``)
+    log their cache events into ``tmp/cache-events``, and into the folders of an enclosing run (``env``'s), when this
+    run is nested in a chapter (``new_task`` runs a scratch run)."""
+    (tmp / "cache-events").mkdir(parents=True, exist_ok=True)
     outer = [d for d in (env or {}).get(EVENTS_VAR, "").split(os.pathsep) if d]
     return {EVENTS_VAR: os.pathsep.join([*outer, str(tmp / "cache-events")]), ROOT_VAR: str(Path(cache).resolve())}
 
@@ -160,103 +125,5 @@ def record_run(path: Path, stem: str, seconds: float, computed: Iterable[str], r
         record["chapters"][stem] = entry
         record["owners"].update({os.path.join(cache, e): stem for e in computed})
         record["owners"] = dict(sorted(record["owners"].items()))
-        write_json_atomic(Path(path), record)
+        atomic_write_json(Path(path), record)
     return run
-
-
-def _seconds(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return f"{x:.0f} s" if x < 600 else f"{x / 60:.1f} min"
-
-
-def _total(values: list[float | None]) -> str:
-    """The sum of a column: bold when every chapter is on record, else a lower bound saying over how many."""
-    known = [v for v in values if v is not None]
-    if len(known) == len(values):
-        return f"**{_seconds(sum(known))}**"
-    return f"at least {_seconds(sum(known))} ({len(known)} of {len(values)} chapters)"
-
-
-def rows(record: Mapping, chapters: Mapping[str, str], benchmark: Mapping[str, float] | None = None) -> list[dict]:
-    """One row per chapter of ``chapters`` (stem → title, in the book's order): its cold and warm seconds (None
-    where no such run is on record), what the cold run computed, and the benchmark's cold seconds."""
-    out = []
-    for stem, title in chapters.items():
-        entry = record.get("chapters", {}).get(stem, {})
-        cold, warm = entry.get("cold"), entry.get("warm")
-        out.append({"stem": stem, "title": title, "cold": cold and cold["seconds"], "warm": warm and warm["seconds"],
-                    "computed": cold and cold["computed"], "models": cold and cold.get("models"),
-                    "workers": cold and cold["workers"],
-                    "benchmark": (benchmark or {}).get(stem)})  # fmt: skip
-    return out
-
-
-def table_text(table: list[dict], with_benchmark: bool = False) -> str:
-    """The rows of :func:`rows` as a MyST table, with a total line (a sum over the chapters on record)."""
-    head = ["chapter", "cold: models trained", "warm: models cached", "the cold run computed"]
-    head += ["cold, in the benchmark"] * with_benchmark
-    align = ["---", "---:", "---:", "---"] + ["---:"] * with_benchmark  # times right-aligned
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
-    for r in table:
-        if r["cold"] is None:
-            what = "no cold run on record"
-        elif r["computed"]:
-            models, other = (r["models"], r["computed"] - r["models"]) if r["models"] is not None else (0, 0)
-            parts = [f"{models} model{'s' * (models != 1)}"] * bool(models)
-            parts += [f"{other} results-table part{'s' * (other != 1)}"] * bool(other)
-            parts = parts or [f"{r['computed']} cache entries"]  # a record written before models were counted
-            what = f"{', '.join(parts)} ({r['workers']} worker{'s' * (r['workers'] != 1)})"
-        else:
-            what = "nothing of its own to cache"
-        cells = [r["title"], _seconds(r["cold"]), _seconds(r["warm"]), what]
-        cells += [_seconds(r["benchmark"])] * with_benchmark
-        lines.append("| " + " | ".join(cells) + " |")
-    total = ["**total**", _total([r["cold"] for r in table]), _total([r["warm"] for r in table]), ""]
-    total += [_total([r["benchmark"] for r in table if r["benchmark"] is not None])] * with_benchmark
-    lines.append("| " + " | ".join(total) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def chapter_titles(manifest: Mapping[str, dict], order: Iterable[str]) -> dict[str, str]:
-    """Stem → the chapter's title (its manifest ``title``, else its source's first heading), in ``order``."""
-    titles = {}
-    for stem in order:
-        entry = manifest.get(stem)
-        if entry is None:
-            continue
-        title = entry.get("title")
-        if not title:
-            source = Path(entry["source"])
-            heads = [ln[2:].strip() for ln in source.read_text().splitlines() if ln.startswith("# ")]
-            title = heads[0] if heads else stem
-        titles[stem] = title
-    return titles
-
-
-def benchmark_seconds(build: Path) -> tuple[dict[str, float], dict]:
-    """The per-chapter cold seconds of ``benchmarks/bench_book.py`` in ``build`` and its report ({} when absent)."""
-    try:
-        report = json.loads((Path(build) / BENCHMARK).read_text())
-        chapters = report["stages"]["execute"]["chapter_seconds"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return {}, {}
-    return {str(k): float(v) for k, v in chapters.items()}, report
-
-
-def section(build: Path, chapters: Mapping[str, str]) -> str:
-    """The appendix's runtime table (MyST) for ``chapters`` (stem → title), from ``build``'s record."""
-    record = read_record(Path(build) / RECORD)
-    bench, report = benchmark_seconds(build)
-    table = rows(record, chapters, bench)
-    lines = [table_text(table, with_benchmark=bool(bench))]
-    absent = [r["title"] for r in table if r["cold"] is None]
-    if absent:
-        lines.append(f"No cold run of {len(absent)} chapter(s) is on record in this build folder: their cold cost is "
-                     "not shown rather than guessed (a build into an empty cache records it).\n")  # fmt: skip
-    if bench:
-        stage = report["stages"]["execute"]
-        lines.append(f"The last column: `benchmarks/bench_book.py` executing its chapters cold into an empty cache "
-                     f"on {report.get('machine', 'this machine')}, two at a time, {_seconds(stage['wall_seconds'])} "
-                     "wall.\n")  # fmt: skip
-    return "\n".join(lines)

@@ -5,10 +5,10 @@
   (``book/<source>.md`` named in ``book/chapters.yml``), copied into ``_build/html/_myst/``, so a reader can run what
   they read.
 - The *Reproducibility* page shows the arithmetic of the build it belongs to and what moved against the published
-  reference (``bookrun.provenance``).
-- Every page's footer says which release of the book it is (version and commit, ``bookrun.release``) and under
+  reference (``bookrelease.provenance``).
+- Every page's footer says which release of the book it is (version and commit, ``bookrelease.release``) and under
   which licences its text, figures and code are; the introduction says how to cite the book, from ``CITATION.cff``
-  (``bookrun.citation``).
+  (``bookrelease.citation``).
 - Pages open without console errors: the light theme is the default (pydata-sphinx-theme otherwise logs "invalid
   theme mode" on a first visit), a script added twice (sphinx-thebe's configuration) is kept once, and the page
   declares an empty icon instead of requesting a ``favicon.ico`` the book does not have.
@@ -72,38 +72,38 @@ def clean_head(app, pagename, templatename, context, doctree):
 
 def build_record(app, docname, source):
     """The *Reproducibility* page: the build's arithmetic and its comparison with the published reference, read from
-    ``_build`` when the page is built (``bookrun.provenance``)."""
+    ``_build`` when the page is built (``bookrelease.provenance``)."""
     if docname.rsplit("/", 1)[-1] != "reproducibility":
         return
-    from bookrun.provenance import MARKER, section
+    from bookrelease.provenance import MARKER, section
     from lib.core.paths import build_dir
 
     source[0] = source[0].replace(MARKER, section(build_dir()))
 
 
 def verdict_changes(app, docname, source):
-    """The page *Changes to the verdicts*: every change of a published verdict (``bookrun.changes``)."""
+    """The page *Changes to the verdicts*: every change of a published verdict (``bookrelease.changes``)."""
     if docname.rsplit("/", 1)[-1] != "changes":
         return
-    from bookrun.changes import MARKER, section
+    from bookrelease.changes import MARKER, section
 
     source[0] = source[0].replace(MARKER, section())
 
 
 def how_to_cite(app, docname, source):
-    """The introduction's *How to cite* section, rendered from ``CITATION.cff`` (``bookrun.citation``)."""
+    """The introduction's *How to cite* section, rendered from ``CITATION.cff`` (``bookrelease.citation``)."""
     if docname.rsplit("/", 1)[-1] != "intro":
         return
-    from bookrun.citation import MARKER, section
+    from bookrelease.citation import MARKER, section
 
     source[0] = source[0].replace(MARKER, section())
 
 
 def release_footer(app, config):
-    """Every page's footer: the book's version, the commit it was built from, and the licences (``bookrun.release``;
+    """Every page's footer: the book's version, the commit it was built from, and the licences (``bookrelease.release``;
     the theme shows its ``extra_footer`` option below the author). A theme option, so that Sphinx writes every page
     again when the footer changes (a new commit), not only the pages whose source changed."""
-    from bookrun.release import footer_html, record
+    from bookrelease.release import footer_html, record
 
     config.html_theme_options = {**(config.html_theme_options or {}), "extra_footer": footer_html(record())}
 

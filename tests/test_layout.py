@@ -376,3 +376,92 @@ def test_the_record_rule_finds_a_planted_record():
     planted = "@dataclass\nclass SolutionLens:\n    seed: int\n    n_R: int\n    fvu_full: float\n"
     assert redeclared_records(path, planted)
     assert not redeclared_records(path, "@dataclass\nclass SolutionLens(SolutionAblations):\n    gn: dict\n")
+
+
+# ---------------------------------------------------------------------------------- one home per threshold line
+
+#: A name that says threshold: one of its words (split at '_', any case) is one of these, so ``safe_tolerance``,
+#: ``preserve_tol``, ``mass_threshold``, ``gate_band``, ``GAP_CUT``, ``negligible_mass`` and ``eps`` are read, and
+#: ``lr``, ``alpha_step``, ``taus``, ``flow_rate``, ``pc_level``, ``linthresh`` or ``POST_RTOL`` are not (step sizes,
+#: rates, scans and levels; a numerical method's relative tolerance ``rtol`` decides no verdict).
+THRESHOLD_NAME = re.compile(
+    r"(?:^|_)(?:tol|tolerance|threshold|thresh|cut|cutoff|band|line|margin|eps|epsilon|negligible)(?:_|$)", re.I
+)
+#: Names that say threshold and hold a line's value by coincidence: numerical settings of a method that decide no
+#: verdict, call or count (path relative to the repository, name) → why.
+NOT_A_LINE = {
+    ("lib/kernels/adam.py", "eps"): "Adam's ε, torch's default (a regulariser of the step, not a threshold)",
+    ("lib/paper_b/lifting.py", "dead_tol"): "the lift's dead-column cutoff (numerics of the sensitivity gauge)",
+}
+
+
+def _line_values() -> dict[float, list[str]]:
+    """Each value of a line of lib.core.lines → the lines that hold it. Zero (the line "some") is left out: a zero
+    default is no slack at all, not a copy of a line."""
+    from lib.core.lines import LINES
+
+    values = defaultdict(list)
+    for name, ln in LINES.items():
+        if ln.value != 0:
+            values[float(ln.value)].append(name)
+    return values
+
+
+def _defaults(tree: ast.Module) -> list[tuple[str, ast.expr]]:
+    """(name, default) of what a source sets a default in: the keyword and positional defaults of every function,
+    the fields of every class (``field(default=...)`` too) and the constants of the module (a parameters cell's
+    knobs are such constants)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            a = node.args
+            positional = a.posonlyargs + a.args
+            found += [
+                (arg.arg, d) for arg, d in zip(positional[len(positional) - len(a.defaults) :], a.defaults, strict=True)
+            ]
+            found += [(arg.arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None]
+        elif isinstance(node, ast.ClassDef | ast.Module):
+            for s in node.body:
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []
+                value = getattr(s, "value", None)
+                if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field":
+                    value = next((k.value for k in value.keywords if k.arg == "default"), None)
+                found += [(t.id, value) for t in targets if isinstance(t, ast.Name) and value is not None]
+    return found
+
+
+def threshold_copies(path: Path, source: str) -> list[str]:
+    """Literal copies of a line's value (:data:`lib.core.lines.LINES`) where a name says threshold: a default or a
+    constant written ``0.01`` instead of ``line("safe_dfvu")``, so that moving the line would leave it behind."""
+    values, rel, found = _line_values(), _rel(path), []
+    for name, value in _defaults(ast.parse(source)):
+        if not (THRESHOLD_NAME.search(name) and isinstance(value, ast.Constant)) or (rel, name) in NOT_A_LINE:
+            continue
+        number = value.value
+        if isinstance(number, int | float) and not isinstance(number, bool) and float(number) in values:
+            lines = ", ".join(values[float(number)])
+            where = f"{rel}:{value.lineno}" if path.suffix == ".py" else f"{rel} (parameters cell, line {value.lineno})"
+            found.append(f"{where} {name} = {number!r} (write line(...) of one of: {lines})")
+    return found
+
+
+def test_every_threshold_starts_at_its_line():
+    """A threshold that decides a verdict, a safe/unsafe call or a count is a line of lib.core.lines, named once: a
+    chapter's parameter, a default or a constant that sets one is ``line("name")``, never a copy of its value."""
+    found = [r for p in MODULES for r in threshold_copies(p, p.read_text())]
+    found += [r for c in CHAPTERS for r in threshold_copies(c, cells(c)[0][1])]
+    assert not found, "copies of a line's value (take it from lib.core.lines.line):\n" + "\n".join(found)
+
+
+def test_the_threshold_rule_finds_planted_copies():
+    path, chapter = LIB / "paper_a" / "ablation.py", ROOT / "book" / "two_lenses.md"
+    assert threshold_copies(path, "def preserved(self, tol: float = 0.01):\n    pass\n")
+    assert threshold_copies(path, "def f(x, *, margin=3.0):\n    pass\n")
+    assert threshold_copies(path, "@dataclass\nclass Gate:\n    band: float = field(default=0.05)\n")
+    assert threshold_copies(path, "GAP_CUT = 0.01\n")
+    assert threshold_copies(chapter, "solutions: int = 10  # count\nsafe_tolerance: float = 0.01  # safe\n")
+    assert not threshold_copies(path, 'def preserved(self, tol: float = line("safe_dfvu")):\n    pass\n')
+    assert not threshold_copies(
+        path, "def f(x, lr=0.01, alpha_step=0.01, taus=(0.01, 0.1), order_tolerance=0.0):\n    pass\n"
+    )
+    assert not threshold_copies(chapter, 'from lib.core.lines import line\nsafe_tolerance: float = line("safe_dfvu")\n')

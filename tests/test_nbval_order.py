@@ -1,11 +1,11 @@
-"""``bookrun.nbval_order``: nbval's notebooks longest first, by the last run's record (else the executor's)."""
+"""``tests.nbval_order``: nbval's notebooks longest first, by the last run's record (else the executor's)."""
 
 from __future__ import annotations
 
 import json
 from types import SimpleNamespace
 
-from bookrun import nbval_order
+from tests import nbval_order
 
 
 def _items(*nodeids):
@@ -18,7 +18,7 @@ def test_longest_first_puts_unknown_stems_first_and_keeps_ties_in_order():
 
 
 def test_the_last_nbval_record_wins_over_the_executors_and_a_corrupt_one_is_passed_over(tmp_path):
-    """(``bookrun.processes.read_timings``, which the executor's timings.json goes through too.)"""
+    """(``bookrun.timings.read_timings``, which the executor's timings.json goes through too.)"""
     (tmp_path / nbval_order.EXECUTOR_RECORD).write_text(json.dumps({"x": 300.0, "y": 10.0}))
     assert nbval_order.read_costs(tmp_path) == {"x": 300.0, "y": 10.0}
     (tmp_path / nbval_order.RECORD).write_text("{not json")

@@ -65,7 +65,7 @@ WHY: dict[str, str] = {
     "MKL_NUM_THREADS": "as OMP_NUM_THREADS, for MKL's own thread pool (torch's BLAS and LAPACK)",
     "OPENBLAS_NUM_THREADS": "as OMP_NUM_THREADS, for OpenBLAS (numpy's and scipy's BLAS and LAPACK)",
     "MKL_CBWR": "left out, 6 of the probe's 24 operations change (tanh recurrence, autograd, Adam, float64 Gram, "
-    "SVD, eigh); without STRICT, 5 change (float32 GEMM among them); tests/test_rnn.py's bitwise rollout fails "
+    "SVD, eigh); without STRICT, 5 change (float32 GEMM among them); tests/paper_a/test_rnn.py's bitwise rollout fails "
     "without it on AVX-512 CPUs",
     "ATEN_CPU_CAPABILITY": "ATen's own vectorised kernels dispatch on the CPU (AVX-512 where present); no operation "
     "of the probe or of the hot paths moved with it here, so it is set for definiteness: an AVX2 CPU runs these "

@@ -163,8 +163,8 @@ def defaults(cls) -> dict:
 
 def measured(chapter: str) -> dict:
     """The sizes :data:`REFERENCE_SECONDS` of ``chapter`` was measured at, for a chapter whose settings are cells of
-    its notebook rather than a dataclass of ``lib`` (``tests/test_faults_bounds`` holds them equal to the chapter's
-    parameters cell: a changed value there asks for a new measurement)."""
+    its notebook rather than a dataclass of ``lib`` (``tests/core/test_budget_faults.py`` holds them equal to the
+    chapter's parameters cell: a changed value there asks for a new measurement)."""
     return dict(REFERENCE_SIZES[chapter])
 
 

@@ -143,7 +143,7 @@ def fingerprint(sources: Iterable[ModuleType | str | Path]) -> str:
     missing files: empty), and of the versions of torch and numpy they run on.
 
     A comment, a docstring or a reformatting leaves it unchanged (nothing is retrained for them); any change to the
-    code, a constant included, changes it (``tests/test_fingerprints.py``).
+    code, a constant included, changes it (``tests/core/test_cache.py``).
     """
     paths = sorted({Path(s.__file__) if isinstance(s, ModuleType) else Path(s) for s in sources})
     h = hashlib.sha256(f"torch {torch.__version__.split('+')[0]} numpy {np.__version__}\n".encode())

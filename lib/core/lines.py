@@ -1,4 +1,5 @@
-"""The lines verdicts are decided against: every threshold a claim's verdict uses, named once with its source.
+"""The lines verdicts are decided against: every threshold a claim's verdict, a safe/unsafe call or a reported count
+uses, named once with its source.
 
 A chapter takes its thresholds from here (:func:`line`); the scorecard lists them all (``lib.core.scorecard``).
 """
@@ -17,7 +18,8 @@ class Line:
     source: str
 
 
-#: Every line a claim's verdict uses, named once with its source. Chapters take their thresholds from here.
+#: Every line a verdict, a safe/unsafe call or a reported count uses, named once with its source. Chapters and the
+#: defaults of lib take their thresholds from here (``line(name)``), never a copy of the value.
 LINES: dict[str, Line] = {
     "majority": Line(
         0.5,
@@ -99,6 +101,60 @@ LINES: dict[str, Line] = {
         10.0,
         "a deterministic re-run's value (BCE, the equivariance error) is of the paper's kind within this factor",
         "the book's choice (one decade)",
+    ),
+    "replays": Line(
+        0.99,
+        "a copy-task controller replays when its held-out accuracy reaches this (the copy chapter counts those that "
+        "do)",
+        "the book's choice (the copy chapter's parameter solved)",
+    ),
+    "split_gap": Line(
+        0.01,
+        "a solution has a block at the split threshold when its nearest block modulus lies within this of α·ρ "
+        "(| |λ|/ρ − α |, in units of ρ; the task chapters report the share of such solutions)",
+        "the book's choice (the task chapters' gap tables)",
+    ),
+    "invariance_mass": Line(
+        0.05,
+        "a harmless ablation is a candidate invariance when it removes at least this share ‖ΔT‖_F/‖T‖_F of the "
+        "Schur form (the open-questions chapter's counts; its mass scan moves it)",
+        "the book's choice (the open-questions chapter's parameter mass_threshold), five times negligible_mass",
+    ),
+    "control_share": Line(
+        0.5,
+        "the inside/outside control puts the damage inside U when the outside part alone is harmless in at least "
+        "this share of the damaging ablations",
+        "the book's choice: at least half",
+    ),
+    "ranks_ablations": Line(
+        0.8,
+        "a prediction ranks a task's ablations when its Spearman ρ with the real ΔFVU reaches this (hypothesis L2 of "
+        "the two-lenses chapter)",
+        "the book's choice: a strong monotone relation by the usual reading of ρ (the chapter's parameter "
+        "rank_threshold)",
+    ),
+    "accuracy_kept": Line(
+        0.01,
+        "a flow leaves the annulus classifier's accuracy unchanged when it moves it by at most this (and lowers it "
+        "when it drops by more)",
+        "the book's choice",
+    ),
+    "chance": Line(
+        0.5,
+        "a classifier of the annulus is below chance when its accuracy is under this",
+        "the data: two classes of equal size (100 points each), so a constant guess scores one half",
+    ),
+    "gauge_differs": Line(
+        0.1,
+        "two gauges split a lift differently when their coefficient vectors differ by more than this share of "
+        "their norm",
+        "the book's choice",
+    ),
+    "sketch_gate_band": Line(
+        0.05,
+        "a sketched re-solve flickers (counted, and re-solved exactly) when a singular value within this share of "
+        "the cutoff τσ₁ lies on the other side of it in the sketch than in the exact spectrum",
+        "the book's choice (the Mexican-hat chapter's parameter gate_band)",
     ),
 }
 

@@ -5,6 +5,7 @@ Kept free of heavy imports (no torch): the executor uses it before any chapter s
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tempfile
@@ -54,6 +55,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_json(path: Path, payload) -> None:
+    """``payload`` as indented JSON (keys sorted), written as :func:`atomic_write_bytes` writes."""
+    atomic_write_bytes(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it lies below it (shorter in a message), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _alive(pid: int) -> bool:

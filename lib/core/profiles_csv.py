@@ -3,8 +3,8 @@
 A row of the results table of profiled solutions (``lib.paper_a.task_analysis.sweeps``: one per trained solution,
 its configuration as JSON under ``config``, and per block ``b`` the columns ``fvu_b``, ``dfvu_b``, ``sens_b`` and
 ``mass_b``) becomes one CSV row per block it ablates, values at full precision. ``python -m bookrun`` writes the
-book's solutions to ``_build/executed/downloads/solution_profiles.csv`` (``bookrun.downloads``), which the book's pages
-offer for download.
+book's solutions to ``_build/executed/downloads/solution_profiles.csv`` (``bookrelease.downloads``), which the
+book's pages offer for download.
 """
 
 from __future__ import annotations

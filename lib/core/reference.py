@@ -3,7 +3,7 @@
 
 ``published/results.json`` holds the values of ``_build/results.json`` but the exempt ones (:func:`exempt`: timings,
 which no arithmetic fixes), ``published/claims.json`` every claim record and ``published/provenance.json`` the machine
-and arithmetic that built them. ``make publish`` (``python -m bookrun.publish``) writes all three from a pinned
+and arithmetic that built them. ``make publish`` (``python -m bookrelease.publish``) writes all three from a pinned
 build. :func:`compare` says what moved: on a pinned x86-64 build the results tests require nothing to move; elsewhere
 the executor writes the comparison to ``_build/reference_diff.json`` and the appendix shows it.
 """

@@ -1,6 +1,6 @@
 """The scorecard as CSV, for use outside the book: one row per claim, its verdict, our value beside the paper's, and
 the evidence, values at full precision (the page shows three digits). The executor writes it after every execution
-to ``_build/scorecard.csv`` and beside the executed book for the pages' download (``bookrun.downloads``); ``make
+to ``_build/scorecard.csv`` and beside the executed book for the pages' download (``bookrelease.downloads``); ``make
 dist`` puts it into the archive."""
 
 from __future__ import annotations

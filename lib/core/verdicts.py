@@ -28,7 +28,7 @@ and the *value* (the interval decision, else ``matches``):
    undecided → *undecided*; the value differs → *reproduced in kind, values differ* when there is a statement, else
    *not reproduced*.
 
-A worse solution never improves a verdict (:func:`rank`, ``tests/test_claims.py``): one more solution for which the
+A worse solution never improves a verdict (:func:`rank`, ``tests/core/test_claims.py``): one more solution for which the
 statement fails lowers both Wilson bounds, and noisier solutions (the same mean, a wider spread) only widen the
 interval, so either can at most leave the claim undecided. One solution that fails outright can still move a mean;
 where the paper reports a mean, the scorecard shows the verdict without the solutions that did not learn their task.

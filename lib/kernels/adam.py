@@ -1,7 +1,7 @@
 """Adam on one flat parameter vector: the weights of ``torch.optim.Adam`` bit for bit, with less bookkeeping.
 
 Readable reference: ``torch.optim.Adam(params.values(), lr=lr)`` over the separate parameter tensors (its default
-single-tensor path). ``tests/test_kernels.py`` trains with both and asserts equal weights, bit for bit.
+single-tensor path). ``tests/kernels/test_adam.py`` trains with both and asserts equal weights, bit for bit.
 
 - :class:`FlatParameters` holds the named trainable tensors. When every tensor's size is a multiple of
   :data:`FLAT_ALIGN` (the §4 task models) they are views of one flat leaf, so Adam updates all of them in one sweep
@@ -10,7 +10,7 @@ single-tensor path). ``tests/test_kernels.py`` trains with both and asserts equa
   0.3 ms of a 4 ms training step here).
 - :class:`StackedRows` holds the flat leaves of several networks as the rows of one (S, P) leaf, so one Adam
   updates all of them in one sweep; each row is updated as its own flat leaf would be, bit for bit
-  (``tests/test_seed_batch.py``).
+  (``tests/paper_a/test_batched_training.py``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ OpenBLAS, like torch's MKL, then computes on one thread):
 * the tall-times-thin products of the Mexican hat's range finder (:func:`matmul`) go through numpy's OpenBLAS, about
   12 % faster than MKL's there.
 
-The readable reference of each is the one-line torch call named in its docstring; ``tests/test_sensitivity.py``
+The readable reference of each is the one-line torch call named in its docstring; ``tests/kernels/test_cpu_linalg.py``
 checks the routes against it.
 """
 

@@ -9,7 +9,7 @@ functions (``loss.backward()``, with ``silu_mlp.mlp_input_grad``'s hand-written 
 evaluations of an S-step rollout, every activation written once into a preallocated tape, and the parameter
 gradients of each layer accumulated over all evaluations in *one* matrix product at the end (the per-evaluation
 outer products g_lᵀā and z̄_lᵀh are stacked along the batch axis, so W̄_l = Pᵀ Q with P = [g; z̄], Q = [ā; h]).
-``tests/test_kernels_leapfrog_mlp.py`` checks it against the reference in float64.
+``tests/kernels/test_leapfrog_mlp.py`` checks it against the reference in float64.
 """
 
 from __future__ import annotations

@@ -1,16 +1,19 @@
 """The tanh recurrence with hand-written backpropagation through time, and the masked MSE of its readout.
 
-Readable reference: autograd through :func:`lib.paper_a.rnn.rollout`, the explicit loop h_t = tanh(W_xh x_t +
-W_hh h_{t−1}), ŷ_t = W_hy h_t (paper A eqs. 1–2), followed by the masked mean squared error. ``tests/test_kernels.py``
-checks the gradients against it to float64 tolerance, and a short training against it to float tolerance.
+Readable reference: autograd through :func:`lib.paper_a.rnn.rollout`, the explicit loop h_t = tanh(W_xh x_t + W_hh
+h_{t−1}), ŷ_t = W_hy h_t (paper A eqs. 1–2), followed by the masked mean squared error.
+``tests/kernels/test_recurrence.py`` checks the gradients against it to float64 tolerance, and a short training against
+it to float tolerance.
 
 - :func:`tanh_states` (behind :func:`lib.paper_a.rnn.rollout_fast`): the states h_1..h_T, first-order
   differentiable in the weights, the inputs and h_0. About twice as fast on a CPU as autograd through the fused
   ``rnn_tanh`` kernel, which records every step (``benchmarks/bench_copy.py``).
-- :class:`RolloutMSE` (the training loss): mean((ŷ − y)²), or Σ m (ŷ − y)² / Σ m with a mask, of the rollout from
-  h_0 = 0, as a scalar whose ``backward()`` hands over gradients computed with it. Its arithmetic is autograd's op
-  for op, so they are bit for bit autograd's through :func:`tanh_states` (tested); what it drops is building and
-  walking the graph, and it reuses its scratch buffers from one training step to the next.
+- :class:`RolloutMSE` (the one-network training loss of an earlier loop; the book's training now goes through
+  :mod:`lib.kernels.seed_batch`, and the readable loop is :mod:`lib.paper_a.reference_training`): mean((ŷ − y)²), or Σ m
+  (ŷ − y)² / Σ m with a mask, of the rollout from h_0 = 0, as a scalar whose ``backward()`` hands over gradients
+  computed with it. Its arithmetic is autograd's op for op, so they are bit for bit autograd's through
+  :func:`tanh_states` (tested); what it drops is building and walking the graph, and it reuses its scratch buffers from
+  one training step to the next.
 """
 
 from __future__ import annotations

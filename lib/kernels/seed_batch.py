@@ -1,9 +1,10 @@
 """Several independent networks trained in one pass: the loss and gradients of S solutions stacked on a seed axis.
 
-Readable reference: :class:`lib.kernels.recurrence.RolloutMSE`, one network at a time (itself checked against
-autograd through :func:`lib.paper_a.rnn.rollout`). Here every weight and every batch carries a leading seed axis
-(S, …); nothing couples the S networks, each keeps its own weights, data and loss. ``tests/test_seed_batch.py``
-checks losses and gradients against the reference to float tolerance (float64: 1e-12), and training against it.
+Readable reference: the textbook loop :func:`lib.paper_a.reference_training.train`, one network at a time, autograd
+through :func:`lib.paper_a.rnn.rollout` and ``torch.optim.Adam``. Here every weight and every batch carries a leading
+seed axis (S, …); nothing couples the S networks, each keeps its own weights, data and loss.
+``tests/kernels/test_seed_batch.py`` checks losses and gradients against the reference to float tolerance (float64:
+1e-12), and training against it.
 
 What makes it fast on a CPU (``benchmarks/bench_training.py`` measures each against the in-process SGEMM peak):
 

@@ -10,7 +10,7 @@ The MLP is a list ``[W1, b1, …, W_L, b_L]`` (W_l of shape (out, in), scalar ou
 * :func:`mlp_grad_param_jacobian`: the per-sample parameter Jacobian of ū·∇_x MLP(x), written straight into one
   preallocated matrix. Reference: ``torch.func.jacrev`` of the same contraction.
 
-``tests/test_kernels_silu_mlp.py`` checks both against their references and finite differences.
+``tests/kernels/test_silu_mlp.py`` checks both against their references and finite differences.
 """
 
 from __future__ import annotations

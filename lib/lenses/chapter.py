@@ -24,7 +24,6 @@ from lib.paper_a import schur, train
 from lib.paper_a import task_analysis as ta
 from lib.paper_a.chapters.copy_task import CopyStudy
 from lib.paper_b.lifting import TAU, check_tau
-from lib.papers import beyond
 
 #: The §4 tasks, then the copy task.
 TASKS = ("flipflop", "sine", "context", "copy")
@@ -47,7 +46,7 @@ class LensStudy:
     tau: float = TAU
     taus: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1)
     path_points: int = 6
-    rank_threshold: float = beyond.RANK_THRESHOLD
+    rank_threshold: float = line("ranks_ablations")
     flow_steps: int = 5
     flow_rate: float = 0.5
     flow_probe_rows: int = 2048

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from lib.core import devices
+from lib.core.lines import line
 from lib.core.tables import Table
 from lib.paper_a import metrics, rnn, schur
 
@@ -74,12 +75,12 @@ class AblationResult:
         key = schur.canonical(subset, "subset")
         return next(r["removed_mass"] for r in self.records if r["subset"] == key)
 
-    def preserved(self, tol: float = 0.01) -> dict[str, bool]:
+    def preserved(self, tol: float = line("replay_tolerance")) -> dict[str, bool]:
         """For each ablation label: is its score within ``tol`` of the full model's (|score − full| ≤ tol)?"""
         full = self.score(())
         return {r["label"]: abs(r["score"] - full) <= tol for r in self.records if r["subset"]}
 
-    def classes(self, tol: float = 0.01) -> list[tuple[float, list[str]]]:
+    def classes(self, tol: float = line("replay_tolerance")) -> list[tuple[float, list[str]]]:
         """Functional classes: scores sorted and cut wherever consecutive values differ by more than ``tol``.
 
         Returns (mean score, labels) per class, best class first (single-linkage plateaus of the 1-D scores).

@@ -1,10 +1,10 @@
 """The book's training: several seeds of one configuration trained together, one batched recurrence per step.
 
-Readable reference: :func:`lib.paper_a.reference_training.train`, one model at a time through
-:class:`lib.kernels.recurrence.RolloutMSE` (autograd's arithmetic) and a task batch per step. Both read the
-configuration from :mod:`lib.paper_a.training_config` and draw their batches from :mod:`lib.paper_a.training_data`;
-this module depends on nothing else of the reference. Here the solutions of a configuration that differ only in
-``seed`` train side by side:
+Readable reference: the textbook loop :func:`lib.paper_a.reference_training.train`, one model at a time, autograd
+through ``rnn.rollout`` and ``torch.optim.Adam``, a task batch per step. Both read the configuration from
+:mod:`lib.paper_a.training_config` and draw their batches from :mod:`lib.paper_a.training_data`; this module depends on
+nothing else of the reference, and only its code (not the textbook loop's) is part of the trained-model cache key.
+Here the solutions of a configuration that differ only in ``seed`` train side by side:
 
 - the loss and weight gradients of all of them come from one :class:`lib.kernels.seed_batch.SeedBatchedMSE` call
   per step (one batched product per time step, tanh through the logistic function);
@@ -19,11 +19,12 @@ this module depends on nothing else of the reference. Here the solutions of a co
   once (``TaskSpec.batches``, the same batches as a generator call per step), stacked over the solutions once per
   chunk.
 
-``tests/test_seed_batch.py`` checks a short run against the reference loop on the same batches (float64: 1e-10;
-float32: float tolerance), the stacked rows against one leaf per solution (bit for bit, solutions stopping early
-included) and the independence of the seeds. Parameters other than the weights (the Cayley construction's P and D)
-receive their gradients through autograd from the kernel's weight gradients.
-"""
+``tests/paper_a/test_batched_training.py`` checks a short run against the textbook loop on the same batches: bit for
+bit, float32 included, with autograd through ``rnn.rollout_fast`` in the kernel's place (so the kernel's rounding is the
+only difference); with the kernel, float64 to relative 1e-10, float32 to float tolerance. It also checks the stacked
+rows against one leaf per solution (bit for bit, solutions stopping early included) and the independence of the seeds.
+Parameters other than the weights (the Cayley construction's P and D) receive their gradients through autograd from the
+kernel's weight gradients."""
 
 from __future__ import annotations
 

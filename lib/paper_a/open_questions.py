@@ -75,8 +75,9 @@ def regression_better(r2_projection: float, r2_identity: float) -> bool:
 
 
 def control_inside(frac_outside_harmless: float, n_damaging: int) -> bool:
-    """The control puts the damage inside U: the outside part alone is harmless in ≥ half the damaging ablations."""
-    return bool(n_damaging > 0 and frac_outside_harmless >= 0.5)
+    """The control puts the damage inside U: the outside part alone is harmless in at least the line
+    "control_share" (half) of the damaging ablations."""
+    return bool(n_damaging > 0 and frac_outside_harmless >= line("control_share"))
 
 
 def avoidance(median_enrichment: float, n_harmless_mass: int) -> str:

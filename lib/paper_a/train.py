@@ -7,11 +7,13 @@ moved aside and retrained (the cache's policy). Same configuration ⇒ bit-ident
 ``config.seed`` and training runs on one thread. ``load_or_train_many(configs, workers=2)`` trains the missing models
 of a list as independent jobs on :mod:`lib.core.engine` (Dask), the seeds of one configuration together (same weights).
 
-The book's models come from :mod:`lib.paper_a.batched_training` (several seeds in one batched recurrence, about
-twice as fast; ``benchmarks/bench_training.py``), tested against the readable reference :func:`train`
-(:mod:`lib.paper_a.reference_training`, one model at a time, which depends on nothing of the fast path). Both read
-the configuration from :mod:`lib.paper_a.training_config` and their batches from :mod:`lib.paper_a.training_data`;
-this module re-exports their public names, so ``lib.paper_a.train`` stays the one place to import training from.
+The book's models come from :mod:`lib.paper_a.batched_training` alone (several seeds in one batched recurrence
+through the hand-written kernels; ``benchmarks/bench_training.py``), tested against the textbook loop :func:`train`
+(:mod:`lib.paper_a.reference_training`: one model, autograd through ``rnn.rollout``, ``torch.optim.Adam``, which
+depends on nothing of the fast path). Only the fast path's code is part of the cache key, so editing the textbook loop
+retrains nothing. Both read the configuration from :mod:`lib.paper_a.training_config` and their batches from
+:mod:`lib.paper_a.training_data`; this module re-exports their public names, so ``lib.paper_a.train`` stays the one
+place to import training from.
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ from lib.core import cache, devices, engine
 from lib.core.paths import cache_dir
 from lib.core.progress import note as progress_note
 from lib.kernels import adam, recurrence, seed_batch
-from lib.paper_a import batched_training, metrics, reference_training, rnn, training_config, training_data
+from lib.paper_a import batched_training, metrics, rnn, training_config, training_data
 from lib.paper_a import tasks as task_registry
-from lib.paper_a.reference_training import train  # noqa: F401 - re-exported: the readable reference loop
+from lib.paper_a.reference_training import train  # noqa: F401 - re-exported: the textbook loop
 from lib.paper_a.tasks import _common, get_task
 from lib.paper_a.training_config import DTYPES, TrainConfig, TrainResult  # noqa: F401 - re-exported
 from lib.paper_a.training_data import HELDOUT_STREAM, TRAIN_STREAM, VALIDATION_STREAM, task_batch  # noqa: F401
@@ -81,14 +83,15 @@ _FINITE = ("weights", "params", "loss_history")  # a diverged model is never cac
 def code_fingerprint(task: str) -> str:
     """Hash of the source files that decide what a configuration of ``task`` trains to.
 
-    The model (``rnn``), the training loops with their configuration, batches and cache (``train``,
-    ``batched_training``, ``reference_training``, ``training_config``, ``training_data``), the early-stop metric
-    (``metrics``), the kernels (``lib.kernels``), the task's generator module, the task helpers and the registry that
-    fills in its defaults (``lib.paper_a.tasks``): an edit to the code of any of them retrains instead of reusing an
-    older model (a comment or a docstring does not: :func:`lib.core.cache.fingerprint` hashes the syntax).
+    The model (``rnn``), the book's training loop with its configuration, batches and cache (``train``,
+    ``batched_training``, ``training_config``, ``training_data``), the early-stop metric (``metrics``), the kernels
+    (``lib.kernels``), the task's generator module, the task helpers and the registry that fills in its defaults
+    (``lib.paper_a.tasks``): an edit to the code of any of them retrains instead of reusing an older model (a comment
+    or a docstring does not: :func:`lib.core.cache.fingerprint` hashes the syntax). The textbook loop
+    (``reference_training``) is not among them: the book's models never come from it, so editing it retrains nothing.
     """
     task_module = sys.modules[get_task(task).generate.__module__]
-    loops = [__file__, batched_training, reference_training, training_config, training_data]
+    loops = [__file__, batched_training, training_config, training_data]
     sources = [rnn, *loops, seed_batch, recurrence, metrics, adam, task_module, _common, task_registry]
     return cache.fingerprint(sources)
 

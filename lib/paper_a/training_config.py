@@ -1,8 +1,8 @@
 """A training run: its configuration (:class:`TrainConfig`, checked when built) and result (:class:`TrainResult`).
 
-:data:`DTYPES` maps the training precisions to torch dtypes. Both trainings read these: the readable reference loop
+:data:`DTYPES` maps the training precisions to torch dtypes. Both trainings read these: the textbook loop
 (:mod:`lib.paper_a.reference_training`) and the book's seed-batched one (:mod:`lib.paper_a.batched_training`);
-:mod:`lib.paper_a.train` caches their results.
+:mod:`lib.paper_a.train` caches the book's.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Every draw comes from a :class:`lib.paper_a.training_config.TrainConfig`'s ``seed`` through independent numpy
 streams ``default_rng([seed, stream])``: :data:`TRAIN_STREAM` for the training batches (:class:`DataStream`),
 :data:`VALIDATION_STREAM` for the early-stop trials (:func:`validation_batch`), :data:`HELDOUT_STREAM` for held-out
-analysis (:func:`task_batch`). Both trainings draw from here, so they see the same batches: the readable reference
-loop (:mod:`lib.paper_a.reference_training`) and the book's seed-batched one (:mod:`lib.paper_a.batched_training`).
+analysis (:func:`task_batch`). Both trainings draw from here, so they see the same batches: the textbook loop
+(:mod:`lib.paper_a.reference_training`) and the book's seed-batched one (:mod:`lib.paper_a.batched_training`).
 """
 
 from __future__ import annotations

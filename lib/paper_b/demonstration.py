@@ -112,8 +112,9 @@ def criterion_claims(values: dict, link) -> list[Claim]:
               link=link("The least-squares identity (eq. 19)")),
         Claim("B_c2_gauge", "B", "App. A.5, eq. 24", "the gauge changes only the split across parameters: "
               "projection, residual and rank are gauge-independent", None, proj,
-              "projection and residual agree to 1e-10, equal ranks, coefficients differ by > 10 %",
+              "projection and residual agree to 1e-10, equal ranks, coefficients differ by "
+              f"> {100 * line('gauge_differs'):g} %",
               holds=bool(proj < line("round_off") and resid < line("round_off") and values["gauge_rank_equal"]
-                         and coef > 0.1), group="identity",
+                         and coef > line("gauge_differs")), group="identity",
               link=link("The gauge changes only the split across parameters")),
     ]  # fmt: skip

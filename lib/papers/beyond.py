@@ -7,12 +7,11 @@ each is decided by a computed verdict ("holds" or "fails") that the chapter glue
 
 from __future__ import annotations
 
-#: L2: the Gauss–Newton prediction "ranks the ablations" when its Spearman ρ with the real ΔFVU reaches this in
-#: every task (the book's choice: a strong monotone relation by the usual reading of ρ).
-RANK_THRESHOLD = 0.8
-
 HYPOTHESES: dict[str, str] = {
-    "L2_gn_ranks": "the Gauss–Newton ΔFVU from one Jacobian ranks every task's ablations (Spearman ρ ≥ RANK_THRESHOLD)",
+    "L2_gn_ranks": (
+        "the Gauss–Newton ΔFVU from one Jacobian ranks every task's ablations (Spearman ρ ≥ the line "
+        "ranks_ablations of lib.core.lines)"
+    ),
     "L3_null_predicts_safe": (
         "the fraction of an ablation's ‖δ_S‖² in J's near-null space (σ < τσ₁) predicts a safe ablation (ROC AUC) "
         "better than which blocks it removes and better than how much mass it removes"

@@ -1,9 +1,8 @@
-"""The archive of ``make dist`` (``bookrun.dist``), built from the current build into a temporary folder and unpacked:
-it holds what READ-ME-FIRST.txt says, the same bytes twice, and its ``index.html`` and a chapter open in headless
-Chromium with the network off, maths rendered by the MathJax inside it, every figure loaded, nothing fetched from
-outside and no link leaving the archive but the papers' references and the licence (:data:`ALLOWED_HOSTS`).
-Screenshots of both pages land in ``_build/screenshots/dist__*.png``.
-"""
+"""The archive of ``make dist`` (``bookrelease.dist``), built from the current build into a temporary folder and
+unpacked: it holds what READ-ME-FIRST.txt says, the same bytes twice, and its ``index.html`` and a chapter open in
+headless Chromium with the network off, maths rendered by the MathJax inside it, every figure loaded, nothing fetched
+from outside and no link leaving the archive but the papers' references and the licence (:data:`ALLOWED_HOSTS`).
+Screenshots of both pages land in ``_build/screenshots/dist__*.png``."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
-from bookrun import dist
+from bookrelease import dist
 from lib.core.paths import REPO_ROOT, build_dir
 from tests.browser.conftest import BROWSER
 
@@ -28,7 +27,7 @@ from tests.browser.conftest import BROWSER
 #: both papers, and the Hamiltonian-network paper the second builds on, are arXiv preprints (``book/references.bib``),
 #: and a journal reference resolves through doi.org; the bibliography carries no url or doi field today, so the pages
 #: link to neither yet. And the licence: CC BY 4.0 asks that a copy name the licence by its text or its URI, which
-#: every page's footer links (``bookrun.release.CC_BY``; its text is in LICENSE-BOOK, in the archive too).
+#: every page's footer links (``bookrelease.release.CC_BY``; its text is in LICENSE-BOOK, in the archive too).
 ALLOWED_HOSTS = {"arxiv.org": "/", "doi.org": "/", "creativecommons.org": "/licenses/"}
 #: Top-level names of the archive's folder, LICENSE files of the repository's root aside.
 TOP = {"index.html", "html", "book.pdf", "claims.json", "results.json", "provenance.json", "scorecard.csv",

@@ -1,5 +1,6 @@
-"""What the book promised, in the built HTML: the appendix's runtime table (``bookrun.timings``) and the downloads
-(``bookrun.downloads``) linked from the appendix and the scorecard, each resolving to a non-empty file of its kind."""
+"""What the book promised, in the built HTML: the appendix's runtime table (``bookrelease.costs``) and the
+downloads (``bookrelease.downloads``) linked from the appendix and the scorecard, each resolving to a non-empty file of
+its kind."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from urllib.parse import urljoin
 
 import pytest
 
-from bookrun import timings
-from bookrun.downloads import CLAIMS, PROFILES, SCORECARD
+from bookrelease import costs
+from bookrelease.downloads import CLAIMS, PROFILES, SCORECARD
 from bookrun.manifest import load_manifest
 from lib.core.paths import REPO_ROOT
 from lib.core.profiles_csv import PROFILE_COLUMNS
@@ -45,7 +46,7 @@ def test_the_appendix_shows_each_chapters_cost(browser, server):
     assert len(found) == 1, f"no runtime table on the appendix (tables: {[t['head'] for t in info['tables']]})"
     table = found[0]
     assert table["visible"]
-    titles = timings.chapter_titles(load_manifest(REPO_ROOT / "book"), load_manifest(REPO_ROOT / "book"))
+    titles = costs.chapter_titles(load_manifest(REPO_ROOT / "book"), load_manifest(REPO_ROOT / "book"))
     assert sorted(r[0] for r in table["rows"][:-1]) == sorted(titles.values())
     assert table["rows"][-1][0] == "total"
     for row in table["rows"][:-1]:  # a time, or the statement that none is on record

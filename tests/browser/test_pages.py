@@ -22,7 +22,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 
 import pytest
 
-from bookrun import release
+from bookrelease import release
 from lib.core.paths import build_dir
 from tests.browser.conftest import BROWSER
 
@@ -48,7 +48,7 @@ PROGRESS = re.compile(r"it/s\]|s/it\]|\d+%\|[█▏▎▍▌▋▊▉ #]*\||Trac
 #: ``Work(chapter='annulus', parts=((...`` (a summary a class writes for readers, ``SchurForm(n=72, blocks=38 ...)``,
 #: is not one: its first field is not a quoted string, a tuple or a list).
 OBJECT_REPR = re.compile(r"^\s*[A-Z]\w*\(\w+=['\"(\[]")
-#: Every page's footer: the book's version and the commit it was built from (``bookrun.release``).
+#: Every page's footer: the book's version and the commit it was built from (``bookrelease.release``).
 RELEASE = re.compile(
     rf"Version {re.escape(release.version())} · built from "
     r"(commit [0-9a-f]{7}( with uncommitted changes)?|an unknown commit)"

@@ -1,7 +1,7 @@
 """The chapter *Paper B at a million parameters*: its network has a million parameters, its known answer comes out, the
 lifts without the dense J (column blocks, per-layer factors) agree with the dense one within the bound
-``tests/test_streaming.py`` states, and the re-solved flow follows the rotation better than the frozen one (paper B's
-finding, at this size)."""
+``tests/paper_b/test_streaming.py`` states, and the re-solved flow follows the rotation better than the frozen one
+(paper B's finding, at this size)."""
 
 from __future__ import annotations
 

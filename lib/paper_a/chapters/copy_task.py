@@ -71,7 +71,7 @@ class CopyStudy(train.CopyTraining):
     heldout_seed: int = 2026
     preserve_tol: float = line("replay_tolerance")
     negligible_mass: float = line("negligible_mass")
-    solved: float = 0.99
+    solved: float = line("replays")
     second_set: int = 5
     configs: dict[str, train.TrainConfig] = field(init=False, repr=False)
     second_configs: dict[str, train.TrainConfig] = field(init=False, repr=False)

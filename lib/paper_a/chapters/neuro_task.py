@@ -10,6 +10,7 @@ from IPython.display import Markdown
 
 from lib.core import params
 from lib.core.claims import Claim
+from lib.core.lines import line
 from lib.core.tables import Table, as_myst
 from lib.paper_a import metrics
 from lib.paper_a.task_analysis import (
@@ -24,8 +25,6 @@ from lib.paper_a.task_analysis import (
 from lib.paper_a.task_analysis.orderings import GENERIC_ORDERINGS, ORDERING_TEXT
 from lib.papers import schur_ablation
 
-#: The gap below which a block counts as sitting at the threshold.
-GAP_CUT = 0.01
 #: The title of the chapter's claims section (its anchor links the scorecard to it).
 CLAIMS_SECTION = "The paper's claims for this task"
 
@@ -129,8 +128,9 @@ def claims_in_means(analysis: TaskAnalysis) -> tuple[dict[str, Any], Table]:
     return values, table
 
 
-def threshold_values(analysis: TaskAnalysis, gap_cut: float = GAP_CUT) -> dict[str, Any]:
-    """The nearest block to the threshold, the n_R range, and the fraction of solutions with a block within gap_cut."""
+def threshold_values(analysis: TaskAnalysis, gap_cut: float = line("split_gap")) -> dict[str, Any]:
+    """The nearest block to the threshold, the n_R range, and the fraction of solutions with a block within gap_cut
+    (the line "split_gap")."""
     task = analysis.task
     values = both(task, {"min_threshold_gap": analysis.min_threshold_gap()})
     values |= both(task, {"nR_min": int(analysis.n_R().min())})

@@ -15,6 +15,7 @@ import numpy as np
 
 from lib.core import budget, params
 from lib.core.engine import run_jobs
+from lib.core.lines import line
 from lib.core.tables import Table
 from lib.paper_a import conditioning as cd
 from lib.paper_a import confound, rnn
@@ -49,8 +50,8 @@ class OpenStudy:
     lambda_min: float = 0.0
     lambda_max: float = 1.0
     n_lambda: int = 5
-    tolerance: float = 0.01
-    mass_threshold: float = 0.05
+    tolerance: float = line("safe_dfvu")
+    mass_threshold: float = line("invariance_mass")
     mass_scan: Sequence[float] = (0.01, 0.02, 0.05, 0.1, 0.2)
     scale_min: float = 1e-6
     scale_max: float = 1e-2

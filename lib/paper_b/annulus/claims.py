@@ -10,7 +10,9 @@ from lib.paper_b.lifting_problem import KINDS
 from lib.papers import symmetry_lifting
 
 
-def _acc_same_kind(ours_start: float, ours_end: float, paper_start: float, paper_end: float, tol: float = 0.01):
+def _acc_same_kind(
+    ours_start: float, ours_end: float, paper_start: float, paper_end: float, tol: float = line("accuracy_kept")
+):
     """The accuracy moves the paper's way: unchanged (within ``tol``) where the paper's is, else dropping."""
     paper_drop, ours_drop = paper_start - paper_end, ours_start - ours_end
     return bool(abs(ours_drop) <= tol) if abs(paper_drop) <= tol else bool(ours_drop > tol)
@@ -88,8 +90,8 @@ def flow_claims(values: dict[str, float], links: dict[str, str]) -> list:
               q_g.text, growth, "matches: within the printed precision; in kind: the defect grows",
               matches=matches_printed(growth, q_g.value, q_g.half_unit), holds=bool(growth > 1), link=links["table"]),
         Claim("B88_fixed_b_accuracy", "B", q_a.section, "fixed b*, wedge/trained: accuracy falls below chance",
-              q_a.text, acc_b, "matches: within the printed precision; in kind: below chance (0.5)",
-              matches=m(acc_b, q_a), holds=bool(acc_b < 0.5), link=links["table"]),
+              q_a.text, acc_b, f"matches: within the printed precision; in kind: below chance ({line('chance'):g})",
+              matches=m(acc_b, q_a), holds=bool(acc_b < line("chance")), link=links["table"]),
         Claim("B88_init_alike", "B", "notes §8.8", "at initialisation fixed and resolved flows behave alike "
               "(accuracy unchanged either way)", "harmless", alike, "equal accuracy at the end of fixed and "
               "resolved flows, both kinds, both initial conditions", holds=bool(alike), link=links["table"]),

@@ -44,7 +44,18 @@ def init_model(config: AnnulusConfig = DEFAULT_CONFIG) -> SimpleMLP:
 
 
 def train_model(model: nn.Module, x: np.ndarray, y: np.ndarray, config: AnnulusConfig) -> list[float]:
-    """Full-batch Adam on BCEWithLogits (labels y > 0 → 1), in place; returns the BCE per epoch."""
+    """Full-batch Adam on BCEWithLogits (labels y > 0 → 1), in place; returns the BCE per epoch.
+
+    The textbook loop, as paper A's readable one (:func:`lib.paper_a.reference_training.train`) and the ASRNN's
+    readable step (:mod:`lib.paper_b.mexican_hat.training`): autograd, ``torch.optim.Adam`` with torch's defaults,
+    ``zero_grad`` / ``backward`` / ``step``, one model. It differs where the problem does: the whole data set is the
+    batch of every epoch (no data stream, no seed for batches); a fixed number of epochs and no early stop (notes
+    §8.3–8.4); a classification loss (BCE on the logit) instead of a regression one; an ``nn.Module`` initialised after
+    ``torch.manual_seed``. Unlike both other loops it has no fast path beside it: full-batch steps of a small MLP are
+    cheap, so the book's classifiers come from this loop itself (so do the widened ones of :mod:`lib.paper_b.at_scale`,
+    trained in the chapter), and it is part of their cache key (:func:`training_code`), where paper A's readable loop
+    is not.
+    """
     x_t = torch.as_tensor(x, dtype=torch.float32)
     y_t = torch.as_tensor((y > 0).astype(np.float32))[:, None]
     opt = torch.optim.Adam(model.parameters(), lr=config.learning_rate)

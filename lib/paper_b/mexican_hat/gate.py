@@ -19,6 +19,7 @@ import torch
 from torch import Tensor
 
 from lib.core import params
+from lib.core.lines import line
 from lib.kernels.cpu_linalg import tn_gram
 from lib.paper_b.lifting import lift, retained_rank
 from lib.paper_b.lifting_problem import check_kind
@@ -57,7 +58,7 @@ class SketchGate:
     theta0: Tensor
     every: int
     steps: int
-    band: float = 0.05
+    band: float = line("sketch_gate_band")
     snapshot_every: int = 0  # 0: snapshots where the gate checks; k: also at every k-th stop
     known: dict[bytes, Tensor] = field(default_factory=dict)  # θ bytes -> exact spectrum (seed: one computed elsewhere)
     checks: list[dict] = field(default_factory=list)

@@ -2,7 +2,20 @@
 
 A trained model comes from the book's one cache (``lib.core.cache.fetch``): keyed by its :class:`ASRNNConfig` and a
 fingerprint of the source files that decide what a configuration trains to (:func:`training_code`).
-"""
+
+One loop (:func:`train_asrnn`), two steps: the readable one (:func:`_reference_step`: autograd through
+``trajectory_loss`` and ``torch.optim.Adam`` over the separate tensors, the textbook step of paper A's readable loop
+:func:`lib.paper_a.reference_training.train` and of the annulus classifier's
+:func:`lib.paper_b.annulus.model.train_model`) and the fast one (:func:`_fast_step`: the hand-written loss and gradient
+of :mod:`lib.kernels.leapfrog_mlp` and the flat :class:`lib.kernels.adam.Adam`, the optimiser of paper A's seed-batched
+training), tested against each other to float32 rounding (``tests/paper_b/mexican_hat/test_training.py``). As in paper
+A, a readable reference stands beside the fast path the book's models come from; unlike paper A, the two share the loop
+(the minibatch draw, the schedule, the evaluation) and differ only in the step, so this whole file, the readable step
+included, is in the cache key. The loop differs from paper A's where the problem does: minibatches of a fixed set of
+windows, drawn by a seeded permutation (epochs without replacement), instead of a fresh task batch per step; a cosine
+learning-rate decay and an optional L1 term; the validation MSE recorded every ``eval_every`` steps and no early stop (a
+fixed budget of steps); one model at a time, not seeds side by side. From the annulus classifier's full-batch loop it
+differs by the minibatches, the schedule and the fast step."""
 
 from __future__ import annotations
 
@@ -130,7 +143,7 @@ def train_asrnn(cfg: ASRNNConfig = ASRNNConfig(), *, progress: bool = True, refe
 
     The step is the fast one (:func:`_fast_step`) unless ``reference``: then the readable autograd step
     (:func:`_reference_step`). Both train to the same weights up to float32 rounding
-    (``tests/test_mexican_hat_training.py``)."""
+    (``tests/paper_b/mexican_hat/test_training.py``)."""
     if not isinstance(cfg, ASRNNConfig):
         raise TypeError(f"cfg must be a ASRNNConfig, got {type(cfg).__name__}")
     train_w, val_w = make_windows(cfg.data)
