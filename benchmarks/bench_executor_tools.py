@@ -21,10 +21,12 @@ Three parts (``--parts``, all by default), each timed in this process against ou
   console), one relay poll of a papermill log (rich has no part that parses one), and the lines of ``Console`` and
   ``Relay``.
 
-A tool that is not installed is skipped with a line saying so; the book's environment has papermill and jupyter-cache
-(a dependency of myst-nb), not doit, Snakemake nor rich: put a folder holding them after the book's packages with
-``--tools-site``. The closure of each tool's installed dependencies (megabytes, and those the book's environment
-lacks) is reported with it. Writes ``benchmarks/executor_tools.json`` (``--json``) atomically.
+A tool that is not installed is skipped with a line saying so; the book's environment has papermill and jupyter-cache (a
+dependency of myst-nb), not doit, Snakemake nor rich: put a folder holding them after the book's packages with
+``--tools-site``. The closure of each tool's installed dependencies (megabytes, and those the book's environment lacks)
+is reported with it. Writes ``_build/benchmarks/executor_tools.json`` (``--json`` elsewhere) atomically; the figures
+CONTRIBUTING.md quotes are kept in ``benchmarks/executor_tools.json`` (``--json benchmarks/executor_tools.json``, run on
+the executor before issue 51's refactor, the tools from ``/tmp/toolvenv``).
 
     python3 -m venv /tmp/toolvenv && /tmp/toolvenv/bin/pip install jupyter-cache doit snakemake rich papermill
     .venv/bin/python benchmarks/bench_executor_tools.py --tools-site /tmp/toolvenv/lib/python3.11/site-packages
@@ -658,8 +660,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--chapter", default="schur_coordinates", help="the chapter executed and edited")
     parser.add_argument("--module", default="lib/paper_b/euler_flows.py", help="the lib module touched and edited")
     parser.add_argument("--tools-site", type=Path, help="a folder of installed packages (after the book's)")
-    parser.add_argument("--json", type=Path, default=Path(__file__).with_name("executor_tools.json"))
+    parser.add_argument("--json", type=Path, help="the figures file (default: _build/benchmarks/executor_tools.json)")
     args = parser.parse_args(argv)
+    if args.json is None:
+        from lib.core.paths import build_dir
+
+        args.json = build_dir() / "benchmarks" / "executor_tools.json"
     if args.repeats < 1:
         parser.error("--repeats must be at least 1")
     if args.tools_site is not None:
