@@ -28,35 +28,29 @@ def write(build: Path, results: dict, *, manifest: dict, out_dir: Path, out_root
     """Write the records of a book run (``executed``: the chapters it executed; ``env``: the kernels' environment;
     ``order``: the pages' names in the book's order; ``costs``: the executor's record of each chapter's cost,
     ``bookrun.timings``); the lines that say how the build compares with the reference and what was written."""
-    lines = []
+    line = provenance(build, results, env)
+    titles = cost_table.chapter_titles(manifest, [*order, *(s for s in manifest if s not in order)])
+    atomic_write_bytes(out_dir / cost_table.PAGE, cost_table.section(build, titles, costs).encode())
+    return [line, *downloads.write(build, out_root, executed, env, downloads.PROFILES_CHAPTER in manifest)]
 
-    # provenance.json: the arithmetic, read in a process started as the kernels are, and the version and commit
+
+def provenance(build: Path, results: dict, env: dict[str, str]) -> str:
+    """Write ``provenance.json`` (the arithmetic, read in a process started as the kernels are, with the version and
+    commit) and ``reference_diff.json`` (this build against ``published/``); one line saying how the build compares."""
     done = subprocess.run([sys.executable, "-m", "bookrun.arithmetic"], env=env, capture_output=True, text=True,
                           cwd=REPO_ROOT)  # fmt: skip
     try:
-        provenance = {**json.loads(done.stdout), **release.record()}
+        record = {**json.loads(done.stdout), **release.record()}
     except ValueError:
-        provenance = None
-        lines.append(f"provenance: could not be read ({done.stderr.strip()[-300:]})")
-    published = None
-    if provenance is not None:
-        atomic_write_json(build / "provenance.json", provenance)
-        try:
-            published = reference.load()
-        except FileNotFoundError as exc:
-            lines.append(f"reference: {exc}")
-
-    # reference_diff.json: this build against the published reference (published/)
-    if published is not None:
-        claims = json.loads((build / "claims.json").read_text())
-        diff = reference.compare(results, claims, published)
-        bitwise, why = reference.comparable(provenance, published["provenance"])
-        atomic_write_json(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, **diff})
-        head = reference.summary(diff, first=0)
-        lines.append(f"reference ({'must be equal bit for bit' if bitwise else 'compared, not required: ' + why}): "
-                     f"{head}")  # fmt: skip
-
-    # the appendix's runtime table and the downloads the pages offer
-    titles = cost_table.chapter_titles(manifest, [*order, *(s for s in manifest if s not in order)])
-    atomic_write_bytes(out_dir / cost_table.PAGE, cost_table.section(build, titles, costs).encode())
-    return lines + downloads.write(build, out_root, executed, env, downloads.PROFILES_CHAPTER in manifest)
+        return f"provenance: could not be read ({done.stderr.strip()[-300:]})"
+    atomic_write_json(build / "provenance.json", record)
+    try:
+        published = reference.load()
+    except FileNotFoundError as exc:
+        return f"reference: {exc}"
+    claims = json.loads((build / "claims.json").read_text())
+    diff = reference.compare(results, claims, published)
+    bitwise, why = reference.comparable(record, published["provenance"])
+    atomic_write_json(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, **diff})
+    head = reference.summary(diff, first=0)
+    return f"reference ({'must be equal bit for bit' if bitwise else 'compared, not required: ' + why}): {head}"

@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
 
         run = Run(manifest=book, selected=selected, jobs_for=jobs_for, reasons=stale, scratch=scratch, build=build,
                   out_root=out_root, out_dir=out_dir, book_tree=book_tree, jobs=args.jobs, faults=set_aside,
-                  pages=pages, toc=toc)  # fmt: skip
+                  pages=pages, toc=toc, env=env)  # fmt: skip
         return execute(run)
     finally:
         for lock in locks.values():

@@ -15,7 +15,7 @@ from lib.core.paths import display_path
 
 from .chapter import Executor, Interrupted, Job
 from .faults import Ledger
-from .processes import build_tag, kernel_env
+from .processes import build_tag
 from .results import write_results
 from .schedule import Console, Relay, schedule
 from .timings import RECORD, read_record, update_timings
@@ -37,6 +37,7 @@ class Run:
     out_dir: Path
     book_tree: Path
     jobs: int
+    env: dict[str, str]  # the kernels' environment (bookrun.processes.kernel_env)
     faults: list[dict] = field(default_factory=list)  # what the executor recovered from before the chapters ran
     pages: list[tuple[Path, str]] = field(default_factory=list)  # what travels with the notebooks: (source, place)
     toc: list[str] = field(default_factory=list)  # the table of contents' entries, in the book's order
@@ -46,7 +47,7 @@ def execute(run: Run) -> int:
     """Execute ``run``'s jobs; the exit status (0, 1 if a chapter failed, 128 + signal if interrupted)."""
     from lib.core.engine import available_cpus
 
-    todo, env, tag = list(run.jobs_for), kernel_env(), build_tag(run.build)
+    todo, tag = list(run.jobs_for), build_tag(run.build)
     run.out_dir.mkdir(parents=True, exist_ok=True)
     for source, place in run.pages:  # the plain pages, the bibliography, a reader's modules (manifest.toc_pages)
         (run.out_dir / place).parent.mkdir(parents=True, exist_ok=True)
@@ -91,7 +92,7 @@ def execute(run: Run) -> int:
 
             order = [Path(rel).name for rel in run.toc]
             for line in records.write(run.build, results, manifest=run.manifest, out_dir=run.out_dir,
-                                      out_root=run.out_root, executed=list(seconds), env=env, order=order,
+                                      out_root=run.out_root, executed=list(seconds), env=run.env, order=order,
                                       costs=read_record(run.build / RECORD)):  # fmt: skip
                 print(line, flush=True)
     else:

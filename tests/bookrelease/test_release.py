@@ -80,8 +80,7 @@ def test_the_provenance_record_names_the_version_and_commit(tmp_path, monkeypatc
     (tmp_path / "claims.json").write_text("{}")
     from bookrun.processes import kernel_env
 
-    records.write(tmp_path, {}, manifest={}, out_dir=tmp_path / "executed" / "book", out_root=tmp_path / "executed",
-                  executed=[], env=kernel_env(), order=[], costs={})  # fmt: skip
+    records.provenance(tmp_path, {}, kernel_env())
     prov = json.loads((tmp_path / "provenance.json").read_text())
     assert prov["version"] == release.version()
     assert prov["commit"] == release.commit()["commit"] and "signature" in prov
