@@ -106,7 +106,7 @@ def arithmetic_record() -> dict[str, str | None]:
 
 
 #: The repository's folders of Python code a chapter's kernel may import (the rest it imports is logged as well).
-CODE_FOLDERS = ("lib", "bookrun", "book")
+CODE_FOLDERS = ("lib", "bookrun", "bookrelease", "book")
 
 
 def repository_digests() -> dict[str, str]:
