@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lib.core import arithmetic
+from lib.core import arithmetic, reference
 from lib.core.tables import names_as_code, paths_as_code
 
 from . import release
@@ -36,6 +36,28 @@ def _vendor_answer(answer: dict | None, cpu: dict) -> str:
     if not answer.get("needed"):
         return "not answered, not needed (an Intel CPU, or the pins are not in force)"
     return f"not answered: {paths_as_code(answer.get('why', ''))}"
+
+
+#: Where the findings page says how this build stands against the published reference (``scripts/book_html.py``).
+STANDING_MARKER = "<!-- build-standing -->"
+
+
+def standing_of(diff: dict) -> str:
+    """The build's standing (``lib.core.reference.standing_text``) from its ``reference_diff.json`` record."""
+    try:
+        version = reference.load()["provenance"].get("version", "unknown")
+    except FileNotFoundError:
+        version = "unknown"
+    return reference.standing_text(diff, version)
+
+
+def standing(build: Path) -> str:
+    """The findings page's paragraph: the same words as the appendix's, from ``reference_diff.json``."""
+    diff = _read(Path(build) / "reference_diff.json")
+    if diff is None:
+        return ("*No comparison with the published reference is recorded: the published reference (`published/`) "
+                "is missing or the book was not executed since.*")  # fmt: skip
+    return standing_of(diff)
 
 
 def section(build: Path) -> str:
@@ -94,17 +116,13 @@ def section(build: Path) -> str:
         rule = "is compared with it, not required to equal it (its arithmetic is not the book's: above)"
     else:
         rule = f"is compared with it, not required to equal it ({diff['why']})"
-    lines.append(f"This build {rule}. Of its {diff['compared']} glued values (the {diff['exempt']} timings aside), "
-                 f"{diff['identical']} are identical to the published reference and {len(moved)} moved"
-                 + (f", by at most {_number(diff['max_relative'])} relative" if moved else "")
-                 + f"; {len(diff['missing'])} are missing and {len(diff['new'])} new"
-                 + (f", and {len(diff['pending'])} belong to chapters not yet published" if diff.get("pending") else "")
-                 + "; "
-                 + (f"the verdicts of {len(verdicts)} claim(s) moved." if verdicts
-                    else "no claim's verdict moved."))  # fmt: skip
+    lines.append(f"{standing_of(diff)} This build {rule}; the {diff['exempt']} timings are not compared.")
     if moved:
-        lines += ["", "| chapter | values compared | moved |", "|---|---|---|"]
-        lines += [f"| `{stem}` | {row['compared']} | {row['moved']} |" for stem, row in diff["by_chapter"].items()]
+        lines += ["", ":::{dropdown} The chapters whose values moved (table)", "",
+                  "| chapter | values compared | moved |", "|---|---|---|"]  # fmt: skip
+        lines += [f"| `{stem}` | {row['compared']} | {row['moved']} |" for stem, row in diff["by_chapter"].items()
+                  if row["moved"]]  # fmt: skip
+        lines += ["", ":::"]
     if verdicts:
         lines += ["", "| claim | chapter | published verdict | this build |", "|---|---|---|---|"]
         lines += [f"| `{v['claim']}` | `{v['chapter']}` | {v['published']} | {v['built']} |" for v in verdicts]

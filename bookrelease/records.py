@@ -51,6 +51,9 @@ def provenance(build: Path, results: dict, env: dict[str, str]) -> str:
     claims = json.loads((build / "claims.json").read_text())
     diff = reference.compare(results, claims, published)
     bitwise, why = reference.comparable(record, published["provenance"])
-    atomic_write_json(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, **diff})
+    causes = reference.reasons(record, published["provenance"])
+    commits = {"build": record.get("commit"), "reference": published["provenance"].get("commit")}
+    atomic_write_json(build / "reference_diff.json", {"bitwise_required": bitwise, "why": why, "reasons": causes,
+                                                      "commits": commits, **diff})  # fmt: skip
     head = reference.summary(diff, first=0)
     return f"reference ({'must be equal bit for bit' if bitwise else 'compared, not required: ' + why}): {head}"

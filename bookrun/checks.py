@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from lib.core.paths import REPO_ROOT, build_dir
@@ -19,9 +20,15 @@ from lib.core.settings import CHECKING
 from .manifest import ManifestError
 from .processes import kill_group, make_run_tmp
 
-#: Seconds the parameter check of all chapters may take: about 5 s for the whole book here, so a check that takes
-#: longer hangs (a task module that sleeps or waits on import, a value whose check does not end) and is refused.
+#: Seconds the parameter check of one chapter may take, counted from when the checker starts that chapter (the whole
+#: book's takes about 5 s): a check that takes longer hangs (a task module that sleeps or waits on import, a value
+#: whose check does not end) and is refused. The checker's own start (IPython, numpy, torch) is not counted against
+#: it, so a loaded machine's slow start refuses nothing; it has :data:`STARTUP_TIMEOUT`.
 CHECK_TIMEOUT = 60.0
+#: Seconds the checker may take to start (its imports) before its first chapter: a hang there refuses the run too.
+STARTUP_TIMEOUT = 600.0
+#: How often the parent looks at the checker's progress.
+POLL = 0.05
 #: Bytes the check may allocate beyond numpy and torch: the values' checks draw one trial, read a file's headers; a
 #: value whose check alone needs more (a trial of a billion steps) is refused by the MemoryError it raises.
 CHECK_MEMORY = 4 * 2**30
@@ -63,21 +70,27 @@ def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path)
             json.dumps({"cwd": str(cwd), "chapters": [{"stem": s, "cells": c} for s, c in chapters.items()]})
         )
         cmd = [sys.executable, "-m", "bookrun.checks", str(spec), str(out)]
-        proc = subprocess.Popen(
-            cmd, cwd=REPO_ROOT, env={**env, "MPLBACKEND": "Agg", CHECKING: "1"}, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
-        try:
-            output, _ = proc.communicate(timeout=CHECK_TIMEOUT)
-        except BaseException:  # a timeout, Ctrl-C: the check is not worth a leftover process
-            kill_group(proc, signal.SIGKILL)
-            proc.wait()
-            if sys.exc_info()[0] is subprocess.TimeoutExpired:
+        with open(tmp / "output.txt", "w+b") as log:
+            proc = subprocess.Popen(
+                cmd, cwd=REPO_ROOT, env={**env, "MPLBACKEND": "Agg", CHECKING: "1"}, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+            try:
+                late = _wait(proc, out)
+            except BaseException:  # Ctrl-C: the check is not worth a leftover process
+                kill_group(proc, signal.SIGKILL)
+                proc.wait()
+                raise
+            if late is not None:
+                kill_group(proc, signal.SIGKILL)
+                proc.wait()
+                stem, limit = late
                 return {
-                    _checking(out, chapters): f"its parameter check did not finish within {CHECK_TIMEOUT:.0f} s "
+                    (stem or next(iter(chapters))): f"its parameter check did not finish within {limit:.0f} s "
                     "(a task module or value whose check hangs, e.g. on import); refused, not run unchecked"
                 }
-            raise
+            log.seek(0)
+            output = log.read()
         if proc.returncode != 0 or not out.is_file():
             tail = " / ".join(output.decode(errors="replace").strip().splitlines()[-3:]) or "no output"
             how = f"exit status {proc.returncode}" if proc.returncode else "it exited without a result"
@@ -90,6 +103,22 @@ def check_values(chapters: dict[str, list[str]], env: dict[str, str], cwd: Path)
         return {k: v for k, v in checked["refused"].items() if v}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _wait(proc: subprocess.Popen, out: Path) -> tuple[str, float] | None:
+    """Wait for the checker; ``(chapter, limit)`` for a chapter (``""`` for its start-up) that ran past its limit.
+    Each chapter's clock starts when the checker names it in its progress file, so the time it measures is that
+    chapter's own, not the machine's load before it."""
+    current, stem, since = out.with_suffix(".current"), "", time.monotonic()
+    while proc.poll() is None:
+        named = current.read_text().strip() if current.is_file() else ""
+        if named and named != stem:  # (empty: read while the checker rewrote it)
+            stem, since = named, time.monotonic()
+        limit = CHECK_TIMEOUT if stem else STARTUP_TIMEOUT
+        if time.monotonic() - since > limit:
+            return stem, limit
+        time.sleep(POLL)
+    return None
 
 
 def _checking(out: Path, chapters: dict) -> str:

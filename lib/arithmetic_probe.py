@@ -6,7 +6,9 @@ Run under the pins in a fresh process, the hashes are the same on every machine 
 ``make test``, so a CPU or library that rounds differently fails there, naming the operation, before any chapter's
 numbers are compared. The first 24 operations are those of ``../shared/tools/arithmetic_probe.py`` (the same inputs,
 so their hashes compare with that tool's files); the ``book_*`` ones go through the book's own code: the seed-batched
-training step, the ordered Schur form, the parameter Jacobian and the gauged lift.
+training step, the ordered Schur form, the parameter Jacobian and the gauged lift; the ``book_lift_step_*`` ones
+split that lift into its steps, one per routine of ``lib.kernels.cpu_linalg`` (every one of them: a test fails on a
+routine the probe does not hash), so a step that rounds by CPU names itself rather than the lift as a whole.
 
     python -m bookrun.arithmetic python -m lib.arithmetic_probe                    # this machine's hashes (JSON)
     python -m bookrun.arithmetic python -m lib.arithmetic_probe --check tests/data/arithmetic_probe.json
@@ -87,7 +89,6 @@ def book_operations() -> dict[str, str]:
     from lib.paper_a.schur.ordered_form import ordered_real_schur
     from lib.paper_a.training_config import TrainConfig
     from lib.paper_b.lifting import lift
-    from lib.paper_b.sensitivity import jacobian, module_params
 
     out: dict[str, str] = {}
     configs = [TrainConfig(task="flipflop", n_hidden=16, steps=25, batch_size=16, seed=s) for s in (0, 1)]
@@ -99,6 +100,17 @@ def book_operations() -> dict[str, str]:
     W = rng.standard_normal((72, 72)) / np.sqrt(72)
     form = ordered_real_schur(W)
     out["book_ordered_schur_f64_72"] = _hash(np.concatenate([form.T.ravel(), np.abs(form.Q).ravel()]))
+    J, target = _probe_lift_problem()
+    out["book_jacobian_f64_96x697"] = _hash(J)
+    result = lift(J, target)
+    out["book_lift_sensitivity_gauge_f64"] = _hash(result.coef)
+    return out
+
+
+def _probe_lift_problem() -> tuple[torch.Tensor, torch.Tensor]:
+    """The probe's lift: 96 probes of a 2 → 24 → 24 → 1 tanh MLP (697 parameters), J and a rotation's Xf."""
+    from lib.paper_b.sensitivity import jacobian, module_params
+
     g = torch.Generator().manual_seed(2)
     mlp = torch.nn.Sequential(torch.nn.Linear(2, 24), torch.nn.Tanh(), torch.nn.Linear(24, 24), torch.nn.Tanh(),
                               torch.nn.Linear(24, 1)).double()  # fmt: skip
@@ -107,17 +119,54 @@ def book_operations() -> dict[str, str]:
             p.copy_(torch.randn(p.shape, generator=g, dtype=torch.float64) / np.sqrt(p.shape[-1]))
     probes = torch.randn(96, 2, generator=g, dtype=torch.float64)
     J = jacobian(mlp, module_params(mlp), probes)
-    out["book_jacobian_f64_96x697"] = _hash(J)
     rotated = probes @ torch.tensor([[0.0, -1.0], [1.0, 0.0]], dtype=torch.float64).T  # the rotation's velocity
     x = probes.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(mlp(x).sum(), x)
-    target = (grad * rotated).sum(1)  # Xf at the probes: the function-space direction of the rotation
-    result = lift(J, target.detach())
-    out["book_lift_sensitivity_gauge_f64"] = _hash(result.coef)
+    return J, (grad * rotated).sum(1).detach()  # Xf at the probes
+
+
+def lift_steps() -> dict[str, str]:
+    """The probe's gauged lift (``book_lift_sensitivity_gauge_f64``) step by step, as ``lifting.lift`` takes them on
+    the Gram route, then the exact route's SVD, the QR route of an ill-conditioned gauge and the other routines of
+    ``lib.kernels.cpu_linalg``: one hash per step, named ``book_lift_step_<n>_<routine>``."""
+    from lib.kernels import cpu_linalg as la
+    from lib.paper_b import lifting
+
+    J, eta = _probe_lift_problem()
+    out: dict[str, str] = {}
+    d = la.column_norms(J)
+    out["book_lift_step_1_column_norms"] = _hash(d)
+    G = lifting.DenseJacobian(J).gram()
+    out["book_lift_step_2_tn_gram"] = _hash(G)
+    w, Q = la.symmetric_eigh(G)
+    out["book_lift_step_3_symmetric_eigh"] = _hash(torch.cat([w, Q.abs().reshape(-1)]))
+    svd = lifting.truncated_svd(J, method="gram")
+    U, S = svd.U, svd.S
+    out["book_lift_step_4_rmatmul"] = _hash(svd.V)
+    alpha = (U.T @ eta) / S
+    out["book_lift_step_5_alpha"] = _hash(alpha)
+    At = svd.V * (1.0 / d)[:, None]
+    A_gram = la.gram(At)
+    out["book_lift_step_6_gram"] = _hash(A_gram)
+    y, wa = la.gram_solve(A_gram, alpha)
+    out["book_lift_step_7_gram_solve"] = _hash(torch.cat([y, wa]))
+    out["book_lift_step_8_coef"] = _hash((1.0 / d) * (At @ y))  # c = D⁻¹c̃: the lift's coefficients themselves
+    U_s, S_s, V_s = la.thin_svd(J)
+    out["book_lift_step_9_thin_svd"] = _hash(torch.cat([S_s, U_s.abs().reshape(-1), V_s.abs().reshape(-1)]))
+    out["book_lift_step_10_svd_route_coef"] = _hash(lifting.lift(J, eta, method="svd").coef)
+    spread = torch.logspace(0, -6, At.shape[1], dtype=torch.float64)  # κ(AAᵀ) ≈ 10¹²: the QR route
+    out["book_lift_step_11_qr_route"] = _hash(lifting._min_norm_solution(At * spread, alpha))
+    out["book_lift_step_12_matmul"] = _hash(la.matmul(J.T, U))
+    pairs = [(J[:, :24], J[:, 24:48]), (J[:, 48:72], J[:, 72:97])]
+    out["book_lift_step_13_row_gram_numpy"] = _hash(la.row_gram_numpy(pairs))
     return out
 
 
-OPERATIONS: dict[str, Callable[[], dict[str, str]]] = {"libraries": library_operations, "own": book_operations}
+OPERATIONS: dict[str, Callable[[], dict[str, str]]] = {
+    "libraries": library_operations,
+    "own": book_operations,
+    "lift": lift_steps,
+}
 
 
 def probe() -> dict[str, str]:

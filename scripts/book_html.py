@@ -81,6 +81,20 @@ def build_record(app, docname, source):
     source[0] = source[0].replace(MARKER, section(build_dir()))
 
 
+def build_standing(app, docname, source):
+    """The findings page's first paragraph after its introduction: this build against the published reference, in
+    the appendix's words (``bookrelease.provenance.standing``). The page is an executed notebook, so the paragraph goes
+    into its JSON as a JSON string's content."""
+    if docname.rsplit("/", 1)[-1] != "findings":
+        return
+    import json
+
+    from bookrelease.provenance import STANDING_MARKER, standing
+    from lib.core.paths import build_dir
+
+    source[0] = source[0].replace(STANDING_MARKER, json.dumps(standing(build_dir()))[1:-1])
+
+
 def verdict_changes(app, docname, source):
     """The page *Changes to the verdicts*: every change of a published verdict (``bookrelease.changes``)."""
     if docname.rsplit("/", 1)[-1] != "changes":
@@ -123,7 +137,7 @@ def wide_pages(app, pagename, templatename, context, doctree):
 
 #: Pages whose text is read from ``_build``, ``published/`` or ``CITATION.cff`` when the book is rendered (the hooks
 #: above): Sphinx must read them again on every build, since their MyST source does not change when that data does.
-DATA_PAGES = ("reproducibility", "changes", "intro")
+DATA_PAGES = ("reproducibility", "changes", "intro", "findings")
 
 
 def reread_data_pages(app, env, added, changed, removed):
@@ -134,6 +148,7 @@ def reread_data_pages(app, env, added, changed, removed):
 def setup(app):
     app.connect("config-inited", release_footer)
     app.connect("source-read", build_record)
+    app.connect("source-read", build_standing)
     app.connect("source-read", verdict_changes)
     app.connect("source-read", how_to_cite)
     app.connect("env-get-outdated", reread_data_pages)

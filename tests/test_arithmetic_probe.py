@@ -38,7 +38,23 @@ def test_the_probe_covers_the_book_s_own_paths_and_the_shared_probe():
                "book_lift_sensitivity_gauge_f64", "torch_adam_step_f32", "torch_eigvalsh_f64_300",
                "torch_func_jacrev_f64", "scipy_schur_f64_72", "numpy_exp_f64", "numpy_log1p_f32"):  # fmt: skip
         assert op in expected, op
-    assert len(expected) == 28
+    assert len(expected) == 28 + 13
+
+
+def test_the_lift_s_steps_cover_every_routine_of_cpu_linalg_and_end_in_the_lift_itself():
+    """A routine added to lib.kernels.cpu_linalg without a step in the probe fails here; the probe's steps are the
+    lift's own (its coefficient step has the whole lift's hash)."""
+    import inspect
+
+    from lib.kernels import cpu_linalg
+
+    expected = json.loads(EXPECTED.read_text())["hashes"]
+    steps = [k for k in expected if k.startswith("book_lift_step_")]
+    routines = {
+        name for name, f in inspect.getmembers(cpu_linalg, inspect.isfunction) if f.__module__ == cpu_linalg.__name__
+    }
+    assert routines and all(any(step.endswith(f"_{name}") for step in steps) for name in routines), routines
+    assert expected["book_lift_step_8_coef"] == expected["book_lift_sensitivity_gauge_f64"]
 
 
 def test_a_differing_or_missing_operation_is_named():

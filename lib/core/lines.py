@@ -71,6 +71,13 @@ LINES: dict[str, Line] = {
         "an identity holds in float64 when the relative gap is below this",
         "the book's choice: a few thousand roundings of 1e-16",
     ),
+    "roundoff_size": Line(
+        1e-10,
+        "a glued value that differs from the published reference is itself a round-off quantity (a gap or residual "
+        "at round-off) when it and the reference's are both smaller than this in size: the build's standing gives "
+        "the largest difference over the other values, and these apart",
+        "the book's choice: the size below which its float64 identities hold (round_off)",
+    ),
     "finite_difference": Line(
         1e-7,
         "the Jacobian agrees with central finite differences when their relative error is below this",

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from lib.core.lines import line
 from lib.core.paths import REPO_ROOT
 
 #: Where the reference lives (committed).
@@ -42,41 +43,6 @@ def exempt(key: str) -> bool:
     """Whether ``"<chapter>::<name>"`` is a timing or the build's standing (exempt from the comparison)."""
     name = key.split("::", 1)[-1]
     return bool(TIMING.search(name)) or name.startswith(STANDING)
-
-
-def standing(values: dict[str, Any], claims: dict[str, dict], folder: Path = PUBLISHED) -> dict[str, Any]:
-    """This build's standing against the published reference, for the findings page: whether the chapters' values
-    (``{"<chapter>::<name>": value}``, those of the chapters read) and claim records are the reference's, and where
-    not, how many values and verdicts differ. Keys start with :data:`STANDING`."""
-    from IPython.display import Markdown
-
-    try:
-        ref = load(folder)
-    except FileNotFoundError:
-        text = "No published reference is in this checkout, so nothing says whether these numbers are it."
-        return {STANDING: text, f"{STANDING}_md": Markdown(text)}
-    chapters = {k.split("::", 1)[0] for k in values}
-    ref = {**ref, "results": {k: v for k, v in ref["results"].items() if k.split("::", 1)[0] in chapters},
-           "claims": {c: r for c, r in ref["claims"].items() if r.get("chapter") in chapters}}  # fmt: skip
-    diff = compare(values, claims, ref)
-    version = ref["provenance"].get("version", "unknown")
-    differing = len(diff["moved"]) + len(diff["missing"]) + len(diff["new"])
-    pending = len(diff["pending"])
-    waiting = f"; {pending} values of chapters awaiting publication are not in it" if pending else ""
-    if agrees(diff):
-        text = (f"These are the numbers of the published reference (version {version}): all {diff['compared']} "
-                f"values the chapters computed that it holds are identical to it, bit for bit{waiting}.")  # fmt: skip
-    else:
-        numbers = sum(m["relative"] is not None for m in diff["moved"])
-        parts = [f"{numbers} numbers, by at most {diff['max_relative']:.2g} relative" if numbers else "no number"]
-        parts += [f"{n} {what}" for n, what in ((len(diff["moved"]) - numbers, "texts"), (len(diff["new"]), "new"),
-                                                (len(diff["missing"]), "gone")) if n]  # fmt: skip
-        text = (f"This build is not the published reference (version {version}): of the "
-                f"{diff['compared'] + len(diff['new'])} values the chapters computed, {differing} differ from it "
-                f"({'; '.join(parts)}); {len(diff['claims_changed'])} claim records differ, "
-                f"{len(diff['verdicts_moved'])} of them in their verdict{waiting}.")  # fmt: skip
-    return {STANDING: text, f"{STANDING}_md": Markdown(text), f"{STANDING}_agrees": agrees(diff),
-            f"{STANDING}_differing": differing, f"{STANDING}_verdicts": len(diff["verdicts_moved"])}  # fmt: skip
 
 
 def load(folder: Path = PUBLISHED) -> dict[str, Any]:
@@ -144,6 +110,9 @@ def compare(results: dict[str, Any], claims: dict[str, dict], reference: dict[st
         if (ours.get("kind"), ours.get("verdict")) != (theirs.get("kind"), theirs.get("verdict"))
     ]
     finite = [m["relative"] for m in moved if m["relative"] is not None]
+    sized = [m for m in moved if m["relative"] is not None and not roundoff(m)]
+    tiny = [m["relative"] for m in moved if m["relative"] is not None and roundoff(m)]
+    largest = max(sized, key=lambda m: m["relative"], default=None)
     return {
         "compared": len(common),
         "identical": len(common) - len(moved),
@@ -154,9 +123,73 @@ def compare(results: dict[str, Any], claims: dict[str, dict], reference: dict[st
         "pending": [k for k in added if k.split("::", 1)[0] in waiting],
         "by_chapter": dict(sorted(by_chapter.items())),
         "max_relative": max(finite, default=0.0),
+        "largest": None if largest is None else {"key": largest["key"], "relative": largest["relative"]},
+        "roundoff_moved": len(tiny),
+        "roundoff_max_relative": max(tiny, default=0.0),
         "verdicts_moved": verdicts_moved,
         "claims_changed": sorted(c for c in set(claims) | set(ref_claims) if claims.get(c) != ref_claims.get(c)),
     }
+
+
+def roundoff(moved: dict[str, Any]) -> bool:
+    """Whether a moved number is itself a round-off quantity: it and the reference's both below the line
+    ``roundoff_size`` in size (the ratio of two round-off gaps is no measure of how far a build is from another)."""
+    return all(abs(v) < line("roundoff_size") for v in (moved["published"], moved["built"]))
+
+
+def reasons(provenance: dict[str, Any], published: dict[str, Any]) -> list[str]:
+    """Why a build may differ from the reference, from the two records: each way its making differs from the
+    reference's (arithmetic, libraries, CPU vendor, uncommitted changes to tracked files); empty when none does."""
+    out = []
+    if not provenance.get("pinned"):
+        out.append("native arithmetic (not the book's pins)")
+    elif provenance.get("signature") != published.get("signature"):
+        out.append("another pin set than the reference's")
+    if provenance.get("versions") != published.get("versions"):
+        out.append("other library versions than the reference's")
+    ours, theirs = (p.get("cpu", {}).get("vendor") for p in (provenance, published))
+    if ours != theirs:
+        out.append(f"another CPU vendor ({ours}) than the reference's ({theirs})")
+    if provenance.get("uncommitted_changes"):
+        out.append("uncommitted changes to tracked files")
+    return out
+
+
+def standing_text(diff: dict[str, Any], version: str) -> str:
+    """One paragraph: this build against the published reference (``diff``: a ``reference_diff.json`` record, the
+    comparison with its ``reasons``), the same words on the findings page and in the appendix."""
+    total = diff["compared"] + len(diff["new"])
+    pending = len(diff.get("pending", []))
+    waiting = f"; {pending} values of chapters awaiting publication are not in it" if pending else ""
+    if agrees(diff):
+        return (f"These are the numbers of the published reference (version {version}): all {total} values the "
+                f"chapters computed are identical to it, bit for bit{waiting}.")  # fmt: skip
+    differing = len(diff["moved"]) + len(diff["missing"]) + len(diff["new"])
+    where = ", ".join(f"{stem} {row['moved']}" for stem, row in diff["by_chapter"].items() if row["moved"])
+    numbers = sum(m["relative"] is not None for m in diff["moved"])
+    parts = []
+    if diff.get("largest"):
+        parts.append(f"the largest difference is {diff['largest']['relative']:.2g} relative "
+                     f"({diff['largest']['key']})")  # fmt: skip
+    if diff.get("roundoff_moved"):
+        parts.append(f"{diff['roundoff_moved']} values that are themselves round-off (below "
+                     f"{line('roundoff_size'):.0e} in size) differ by up to {diff['roundoff_max_relative']:.2g} "
+                     "relative")  # fmt: skip
+    counts = ((len(diff["moved"]) - numbers, "texts differ"), (len(diff["new"]), "are new"),
+              (len(diff["missing"]), "are gone"))  # fmt: skip
+    parts += [f"{n} {what}" for n, what in counts if n]
+    causes, commits = diff.get("reasons") or [], diff.get("commits") or {}
+    if causes:
+        why = f" It was made otherwise than the reference: {'; '.join(causes)}."
+    else:
+        why = (" Its arithmetic, libraries, CPU vendor and tracked files are the reference's: what differs is the "
+               f"code, commit {str(commits.get('build'))[:7]} against the reference's "
+               f"{str(commits.get('reference'))[:7]}.")  # fmt: skip
+    return (f"This build is not the published reference (version {version}): of the {total} values the chapters "
+            f"computed, {differing} differ from it" + (f" (by chapter: {where})" if where else "")
+            + (f"; {'; '.join(parts)}" if parts else "")
+            + f"; {len(diff['claims_changed'])} claim records differ, {len(diff['verdicts_moved'])} of them in their "
+            f"verdict{waiting}." + why)  # fmt: skip
 
 
 def agrees(diff: dict[str, Any]) -> bool:

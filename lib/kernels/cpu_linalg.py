@@ -8,7 +8,22 @@ OpenBLAS, like torch's MKL, then computes on one thread):
 * a wide J is decomposed as its transpose (:func:`thin_svd`): MKL's gesdd is 4–5× faster on the tall orientation;
 * column norms are summed over blocks of rows (:func:`column_norms`): a column-wise norm strides down a row-major J;
 * the tall-times-thin products of the Mexican hat's range finder (:func:`matmul`) go through numpy's OpenBLAS, about
-  12 % faster than MKL's there.
+  12 % faster than MKL's there;
+* the sensitivity gauge's small symmetric system (:func:`gram_solve`) is solved through numpy's eigendecomposition,
+  not MKL's Cholesky factor: the one step of the lift whose bits depended on the CPU's vendor (below).
+
+**The same bits on Intel and AMD.** Under the book's pins (``lib.core.arithmetic``) with MKL's vendor check answered,
+the book built on an AMD EPYC (Zen 3) gave paper A's values bit for bit as published from an Intel Xeon; 323 of paper
+B's moved (``../shared/notes/amd-build-3982efa-moved.json``). In the Mexican hat all 24 that moved were
+sensitivity-gauged values and none of the minimum-norm ones, which singles out the gauge's r × r solve (MKL's
+``eigvalsh``, ``cholesky`` and ``cholesky_solve`` on the Gram AAᵀ, then a one-column product). So that solve takes
+kernels whose bits the probe showed equal on both vendors: the Gram by MKL's general product (the probe's
+``torch_gram_f64_408x300``, a BLAS-3 call under MKL's strict reproducibility mode), its eigendecomposition by numpy's
+LAPACK (``numpy_eigh_f64_300``), the solve by small numpy products, the last product by MKL's matrix–vector product
+(as the minimum-norm lift's). What this route gives on Intel is not yet measured: ``lib.arithmetic_probe`` hashes
+each step (``book_lift_step_*``), so an Intel build's ``make test`` names any step that rounds otherwise. Ten values
+moved on AMD through other steps, which this route leaves as they were (the annulus's frozen minimum-norm directions
+on the trained wedge, the own network's exact-SVD lift, one flow of *Two lenses*).
 
 The readable reference of each is the one-line torch call named in its docstring; ``tests/kernels/test_cpu_linalg.py``
 checks the routes against it.
@@ -48,6 +63,31 @@ def tn_gram(A: Tensor) -> Tensor:
     torch's MKL 13 ms)."""
     a = A.detach().numpy()
     return torch.from_numpy(a.T @ a)
+
+
+def gram(A: Tensor) -> Tensor:
+    """AᵀA of a float64 (p, r) matrix by MKL's general matrix product (the reference itself, ``A.T @ A``).
+
+    The gauge's r × r Gram goes through here rather than :func:`tn_gram` (numpy's symmetric rank-k update, twice as
+    fast): a BLAS-3 product is what MKL's strict reproducibility mode covers, and the probe's
+    ``torch_gram_f64_408x300`` showed its bits equal on Intel and AMD (module docstring).
+    """
+    return A.T @ A
+
+
+def gram_solve(G: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    """(y = G⁻¹b, the eigenvalues λ of G ascending) for a symmetric float64 G (r, r) and b (r,): y = Q Λ⁻¹ Qᵀ b
+    from numpy's eigendecomposition G = Q Λ Qᵀ (LAPACK syevd in OpenBLAS) and numpy's products.
+
+    The caller decides from λ whether G is positive definite and conditioned enough (y is meaningless otherwise).
+    Reference: ``torch.cholesky_solve(b[:, None], torch.linalg.cholesky(G))[:, 0]``, MKL's potrf/potrs, which the
+    lift used before version 1.9.0 and whose bits differed between Intel and AMD (module docstring). Both are backward
+    stable: for κ(G) = λ_max/λ_min the two agree to ‖Δy‖ ≤ 8·r·ε·κ(G)·‖y‖ (tests/kernels/test_cpu_linalg.py checks
+    this bound from κ = 1 to 10⁶, the lift's largest, :data:`lib.paper_b.lifting.GRAM_SOLVE_MAX_COND`).
+    """
+    w, Q = np.linalg.eigh(G.detach().numpy())
+    y = Q @ ((Q.T @ b.detach().numpy()) / w)
+    return torch.from_numpy(y), torch.from_numpy(w)
 
 
 def matmul(A: Tensor, B: Tensor) -> Tensor:

@@ -32,7 +32,7 @@ import torch
 from torch import Tensor
 
 from lib.core.params import value_text
-from lib.kernels.cpu_linalg import symmetric_eigh, thin_svd, tn_gram
+from lib.kernels.cpu_linalg import gram, gram_solve, symmetric_eigh, thin_svd
 from lib.paper_b import cutoff_profile, streaming
 from lib.paper_b.jacobian_operator import DenseJacobian
 
@@ -40,7 +40,7 @@ TAU = 1e-3  # the paper's relative singular-value cutoff (eq. 23): the one defau
 GAUGES = ("sensitivity", "minnorm")
 METHODS = ("auto", "svd", "gram")
 GRAM_MIN_TAU = 1e-5  # "auto" uses the Gram route only for cutoffs at or above this
-CHOLESKY_MAX_COND = 1e6  # the gauge is solved by Cholesky of the r × r Gram AAᵀ up to this condition number, else QR
+GRAM_SOLVE_MAX_COND = 1e6  # the gauge is solved through the r × r Gram AAᵀ up to this condition number, else by QR
 EPS = torch.finfo(torch.float64).eps
 UNIT_EXPONENT = 200  # a dense J (or D) whose largest entry lies outside about [2⁻²⁰⁰, 2²⁰⁰] is rescaled by 2ᵏ
 
@@ -202,17 +202,16 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
 def _min_norm_solution(At: Tensor, alpha: Tensor) -> Tensor:
     """c̃ = Aᵀ(AAᵀ)⁻¹α, the minimum-norm solution of A c̃ = α, for Aᵀ (p, r) with r ≤ p; shape (p,).
 
-    When the r × r Gram AAᵀ has condition number κ ≤ :data:`CHOLESKY_MAX_COND` it is solved through its Cholesky
-    factor: one p·r² product and r × r work, relative error about ε·κ ≤ 2e-10. Otherwise (κ(AAᵀ) = κ(A)², so this is
+    When the r × r Gram AAᵀ has condition number κ ≤ :data:`GRAM_SOLVE_MAX_COND` it is solved through its
+    eigendecomposition (``cpu_linalg.gram_solve``: kernels with the same bits on Intel and AMD): one p·r² product and
+    r × r work, relative error about ε·κ ≤ 2e-10. Otherwise (κ(AAᵀ) = κ(A)², so this is
     where forming AAᵀ starts to cost digits) through a Householder QR of Aᵀ, Q kept implicit (geqrf/ormqr): error
     about ε·κ(A), at four times the cost on the annulus (p = 19,009, r ≈ 30–100). ValueError if A is rank-deficient.
     """
     p, r = At.shape
-    gram = tn_gram(At)
-    w = torch.linalg.eigvalsh(gram)  # ascending
-    if w[0] > 0 and w[-1] <= CHOLESKY_MAX_COND * w[0]:
-        y = torch.cholesky_solve(alpha[:, None], torch.linalg.cholesky(gram))
-        return (At @ y)[:, 0]
+    y, w = gram_solve(gram(At), alpha)  # w ascending
+    if w[0] > 0 and w[-1] <= GRAM_SOLVE_MAX_COND * w[0]:
+        return At @ y
     packed, hh = torch.geqrf(At)
     R = packed[:r].triu()
     diag = R.diagonal().abs()
@@ -278,7 +277,7 @@ def lift(
         beta = U.T @ eta
         alpha, proj = beta / S, U @ beta
         if getattr(op, "streamed", False):  # V_r is never formed: lib.paper_b.streaming
-            coef, Jc, n_dead = streaming.streamed_coefficients(op, U, S, eta, gauge, dead_tol, CHOLESKY_MAX_COND)
+            coef, Jc, n_dead = streaming.streamed_coefficients(op, U, S, eta, gauge, dead_tol)
         elif gauge == "minnorm":
             coef = svd.V @ alpha
         else:

@@ -36,7 +36,7 @@ from torch.func import functional_call, jacrev, vmap
 
 from lib.core import devices, engine, params
 from lib.core.budget import available_memory
-from lib.kernels.cpu_linalg import tn_gram
+from lib.kernels.cpu_linalg import gram_solve, tn_gram
 
 ROUTES = ("auto", "dense", "streaming", "factors")
 #: The default memory budget of the dense route: this fraction of the memory the machine has available.
@@ -278,8 +278,8 @@ class StreamedJacobian:
         return out.reshape(-1) if C.ndim == 1 else out
 
 
-def streamed_coefficients(op: StreamedJacobian, U: Tensor, S: Tensor, eta: Tensor, gauge: str, dead_tol: float,
-                          max_cond: float) -> tuple[Tensor, Tensor, int]:  # fmt: skip
+def streamed_coefficients(op: StreamedJacobian, U: Tensor, S: Tensor, eta: Tensor, gauge: str,
+                          dead_tol: float) -> tuple[Tensor, Tensor, int]:  # fmt: skip
     """(c, J c, dead columns) of the lift of η through the retained U_r, Σ_r (module docstring), in one pass after
     pass 1 (two where a dead column needs K again). ValueError where the gauged system is rank-deficient."""
     US = U / S
@@ -289,14 +289,10 @@ def streamed_coefficients(op: StreamedJacobian, U: Tensor, S: Tensor, eta: Tenso
         return C[:, 0], JC[:, 0], 0
     AAt, inv = op.projected_weighted_gram(US, dead_tol)
     AAt = (AAt + AAt.T) / 2
-    w = torch.linalg.eigvalsh(AAt)
+    # the eigendecomposition (error about ε·κ(AAᵀ)), by kernels with the same bits on Intel and AMD
+    y, w = gram_solve(AAt, alpha)
     if w[0] <= w[-1] * AAt.shape[0] * torch.finfo(torch.float64).eps:
         raise ValueError("the gauged system A = V_rᵀD⁻¹ is rank-deficient (dead columns span a retained direction); "
                          "lower dead_tol or use gauge='minnorm'")  # fmt: skip
-    if w[-1] <= max_cond * w[0]:
-        y = torch.cholesky_solve(alpha[:, None], torch.linalg.cholesky(AAt))[:, 0]
-    else:  # κ(AAᵀ) beyond the Cholesky line: the eigendecomposition (error about ε·κ(AAᵀ))
-        lam, Q = torch.linalg.eigh(AAt)
-        y = Q @ ((Q.T @ alpha) / lam)
     C, JC = op.lift_products((US @ y)[:, None], inv**2)
     return C[:, 0], JC[:, 0], int((inv == 0).sum())

@@ -67,7 +67,9 @@ def test_a_task_module_that_fails_on_import_is_refused_naming_what_failed(tmp_pa
 
 def test_a_checker_that_hangs_or_exits_refuses_the_chapter_it_was_checking(tmp_path, monkeypatch):
     """In-process, with the time limit cut to 3 s: a module that sleeps on import, then one that exits the checker
-    (``os._exit(0)``) with no result, each refuse the chapter being checked, never 'skipped'."""
+    (``os._exit(0)``) with no result, each refuse the chapter being checked, never 'skipped'. The limit is each
+    chapter's own (its clock starts when the checker reaches it), so the checker's start-up on a loaded machine (its
+    imports of IPython, numpy and torch) refuses nothing: the well-behaved chapters take milliseconds of their 3 s."""
     from bookrun import checks
     from bookrun.processes import kernel_env
 

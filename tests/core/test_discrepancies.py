@@ -5,8 +5,6 @@ beside a parameter that departs, a negative R² that "partly explains", ablation
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from lib.core import claims, discrepancies, findings, reference, scorecard
@@ -160,23 +158,42 @@ def test_counts_say_what_they_count():
     assert findings.reason(rec) == "holds in 3 of 126 ablations"
 
 
-def test_the_page_says_whether_its_numbers_are_the_published_reference(tmp_path):
-    values = {"task_sine::x": 1.0, "task_sine::y": 2.0}
+def test_the_page_says_whether_its_numbers_are_the_published_reference():
+    """One paragraph for the findings page and the appendix (``reference.standing_text``): one count of values, the
+    largest difference over values that are not themselves round-off (those apart), and why the build differs."""
+    values = {"task_sine::x": 1.0, "task_sine::y": 2.0, "annulus::gap": 2.2e-15}
     recs = {"A": {"id": "A", "chapter": "task_sine", "kind": "reproduced", "verdict": "reproduced"}}
-    (tmp_path / "results.json").write_text(json.dumps({**values, "other::z": 3.0}))
-    (tmp_path / "claims.json").write_text(json.dumps(recs))
-    (tmp_path / "provenance.json").write_text(json.dumps({"version": "9.9.9"}))
-    same = reference.standing(values, recs, tmp_path)
-    assert same["build_vs_reference_agrees"] and "are the numbers of the published reference (version 9.9.9)" in \
-        same["build_vs_reference"]  # fmt: skip
-    moved = reference.standing({**values, "task_sine::y": 2.5}, recs, tmp_path)
-    assert not moved["build_vs_reference_agrees"] and "of the 2 values the chapters computed, 1 differ" in \
-        moved["build_vs_reference"]  # fmt: skip
-    assert reference.exempt("findings::build_vs_reference")  # a publish changes it: never a difference itself
-    assert "No published reference" in reference.standing(values, recs, tmp_path / "none")["build_vs_reference"]
-    record = reference.standing(values, {"A": {**recs["A"], "criterion": "changed"}}, tmp_path)
-    assert not record["build_vs_reference_agrees"] and "1 claim records differ, 0 of them in their verdict" in \
-        record["build_vs_reference"]  # fmt: skip
+    ref = {"results": values, "claims": recs, "provenance": {}}
+    same = reference.compare(values, recs, ref)
+    assert reference.standing_text(same, "9.9.9").startswith(
+        "These are the numbers of the published reference (version 9.9.9): all 3 values the chapters computed are "
+        "identical to it"
+    )
+    moved = reference.compare({**values, "task_sine::y": 2.5, "annulus::gap": 3.8e-15}, recs, ref)
+    moved["reasons"] = reference.reasons({"pinned": True, "cpu": {"vendor": "AMD"}}, {"cpu": {"vendor": "Intel"}})
+    text = reference.standing_text(moved, "9.9.9")
+    assert "of the 3 values the chapters computed, 2 differ from it (by chapter: annulus 1, task_sine 1)" in text
+    assert "the largest difference is 0.2 relative (task_sine::y)" in text  # not the round-off gap's 0.42
+    assert "1 values that are themselves round-off (below 1e-10 in size) differ by up to 0.42 relative" in text
+    assert "another CPU vendor (AMD) than the reference's (Intel)" in text
+    assert reference.exempt("findings::build_vs_reference")  # a former standing glue: never a difference itself
+    record = reference.compare(values, {"A": {**recs["A"], "criterion": "changed"}}, ref)
+    record["commits"] = {"build": "abcdef0123", "reference": "0123456789"}
+    text = reference.standing_text(record, "9.9.9")
+    assert (
+        "1 claim records differ, 0 of them in their verdict" in text
+        and "commit abcdef0 against the reference's 0123456" in text
+    )
+
+
+def test_the_reasons_name_each_way_a_build_was_made_otherwise():
+    ref = {"pinned": True, "signature": "s", "versions": {"torch": "1"}, "cpu": {"vendor": "Intel"}}
+    assert reference.reasons(dict(ref), ref) == []
+    assert reference.reasons({**ref, "pinned": False}, ref) == ["native arithmetic (not the book's pins)"]
+    assert reference.reasons({**ref, "uncommitted_changes": True}, ref) == ["uncommitted changes to tracked files"]
+    assert reference.reasons({**ref, "versions": {"torch": "2"}}, ref) == [
+        "other library versions than the reference's"
+    ]
 
 
 @pytest.mark.parametrize("claim_id", sorted(k for k in discrepancies.CAUSES if k.startswith("A4_")))

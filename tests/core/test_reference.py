@@ -89,8 +89,11 @@ def test_the_appendix_record_says_whether_the_build_is_pinned_and_what_moved(tmp
     text = page.section(tmp_path)
     assert "**not** computed with the book's pinned arithmetic" in text and "- oneMKL honours" in text
     assert "branch in force AUTO" in text and "0.3.31 (Haswell kernels, 1 thread)" in text
-    assert "1 are identical to the published reference and 1 moved, by at most 0.333 relative" in text
-    assert "| `a` | 2 | 1 |" in text
+    assert "of the 2 values the chapters computed, 1 differ from it (by chapter: a 1)" in text
+    assert "the largest difference is 0.33 relative (a::x)" in text
+    assert ":::{dropdown} The chapters whose values moved" in text and "| `a` | 2 | 1 |" in text  # folded
+    assert text.split(":::{dropdown}")[1].count("| `") == 1  # only the chapters whose values moved
+    assert page.standing(tmp_path) in text  # the findings page's words are the appendix's
     record.update(pinned=True, departures=[])
     (tmp_path / "provenance.json").write_text(json.dumps(record))
     assert "the libraries ran the kernels the pins select" in page.section(tmp_path)

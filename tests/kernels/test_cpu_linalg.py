@@ -48,3 +48,32 @@ def test_numpy_routes_match_their_torch_references():
               dtype=torch.float64)) for k in (3, 5)]  # fmt: skip
     reference = sum((d @ d.T) * (a @ a.T + 1) for d, a in pairs)
     assert torch.allclose(cpu_linalg.row_gram_numpy(pairs), reference, rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("cond", [1.0, 1e2, 1e4, 1e6])
+def test_gram_solve_matches_the_cholesky_route_it_replaced_within_its_bound(cond):
+    """gram_solve's docstring: ‖y − y_Cholesky‖ ≤ 8·r·ε·κ(G)·‖y‖ up to κ = 10⁶ (the lift's GRAM_SOLVE_MAX_COND)."""
+    g = torch.Generator().manual_seed(int(cond))
+    r = 60
+    Q, _ = torch.linalg.qr(torch.randn(r, r, generator=g, dtype=torch.float64))
+    G = (Q * torch.logspace(0, -torch.log10(torch.tensor(cond)).item(), r, dtype=torch.float64)) @ Q.T
+    G = (G + G.T) / 2
+    b = torch.randn(r, generator=g, dtype=torch.float64)
+    y, w = cpu_linalg.gram_solve(G, b)
+    reference = torch.cholesky_solve(b[:, None], torch.linalg.cholesky(G))[:, 0]
+    kappa = float(w[-1] / w[0])
+    assert kappa == pytest.approx(cond, rel=1e-6)
+    eps = torch.finfo(torch.float64).eps
+    assert float((y - reference).norm()) <= 8 * r * eps * kappa * float(reference.norm())
+    assert torch.allclose(w, torch.linalg.eigvalsh(G), rtol=0, atol=8 * r * eps * float(w[-1]))  # λ to ε·λ_max
+    assert torch.equal(cpu_linalg.gram(Q), Q.T @ Q)
+
+
+def test_gram_matches_the_symmetric_rank_k_route_it_replaced_within_its_bound():
+    """gram's docstring: |gram(A) − tn_gram(A)|_ij ≤ p·ε·‖A_i‖‖A_j‖ (the gauge's Aᵀ: p × r, columns spread)."""
+    g = torch.Generator().manual_seed(3)
+    p, r = 5000, 40
+    A = torch.randn(p, r, generator=g, dtype=torch.float64) * torch.logspace(0, -3, r, dtype=torch.float64)
+    norms = A.norm(dim=0)
+    bound = p * torch.finfo(torch.float64).eps * torch.outer(norms, norms)
+    assert ((cpu_linalg.gram(A) - cpu_linalg.tn_gram(A)).abs() <= bound).all()

@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 import torch
 
+from lib.core.paths import REPO_ROOT
+from lib.kernels import seed_batch
 from lib.paper_a import batched_training, reference_training, rnn, train
+from lib.paper_a.tasks import load_task_modules
 from lib.paper_a.train import TrainConfig
 
 
@@ -102,14 +105,61 @@ def test_float32_training_stays_within_float_tolerance_of_the_textbook_loop():
         assert (ours["weights"][k] - w).abs().max() <= config.lr * config.steps * 0.05
 
 
+def _same_weights(a: dict, b: dict) -> bool:
+    """Same steps, validation and loss histories and weights, bit for bit."""
+    if a["steps_run"] != b["steps_run"] or a["val_history"] != b["val_history"]:
+        return False
+    if not np.array_equal(a["loss_history"], b["loss_history"]):
+        return False
+    return all(torch.equal(torch.as_tensor(a["weights"][k]), torch.as_tensor(b["weights"][k])) for k in a["weights"])
+
+
 def test_a_solution_is_the_same_whatever_seeds_train_beside_it():
     rule = dict(steps=120, stop_every=40, stop_accuracy=0.3)
     group = [train.copy_config("dense_orthogonal", 8, s, **rule) for s in (0, 1, 2)]
     together = batched_training.train_seeds(group, progress=False)
     alone = batched_training.train_seeds([group[1]], progress=False)[0]
-    assert together[1]["steps_run"] == alone["steps_run"] and together[1]["val_history"] == alone["val_history"]
-    assert (together[1]["loss_history"] == alone["loss_history"]).all()
-    assert all(torch.equal(together[1]["weights"][k], alone["weights"][k]) for k in alone["weights"])
+    assert _same_weights(together[1], alone)
+
+
+#: The book's sizes with a one-row product (one input or one output: the readout, the input weights' gradient), where
+#: torch's bmm of a batch of one rounds otherwise than inside a batch (lib.kernels.seed_batch._bmm).
+BOOK_SIZES = [("integrator", 64), ("sine", 72), ("context", 64)]
+
+
+def _seed_beside(task: str, n_hidden: int, seeds: tuple[int, ...], seed: int, steps: int = 60) -> dict:
+    load_task_modules(REPO_ROOT / "book" / "tasks")  # the integrator: a task of the book's own, outside lib
+    configs = [TrainConfig(task=task, n_hidden=n_hidden, steps=steps, seed=s) for s in seeds]
+    return batched_training.train_seeds(configs, progress=False)[seeds.index(seed)]
+
+
+@pytest.mark.parametrize(("task", "n_hidden"), BOOK_SIZES, ids=[f"{t}-{n}" for t, n in BOOK_SIZES])
+def test_a_seed_is_the_same_bits_alone_beside_others_and_in_any_position(task, n_hidden):
+    alone = _seed_beside(task, n_hidden, (2,), 2)
+    for seeds in ((2, 0), (0, 2, 5), (7, 6, 5, 4, 3, 2)):
+        assert _same_weights(alone, _seed_beside(task, n_hidden, seeds, 2)), seeds
+
+
+def test_the_seed_test_fails_where_a_lone_network_takes_torch_s_own_bmm(monkeypatch):
+    """The plant: without ``_bmm`` (a batch of one through torch.bmm as it is), seed 2 of the integrator at N_h = 64
+    alone differs from seed 2 beside seed 0, so the test above can fail."""
+    monkeypatch.setattr(seed_batch, "_bmm", torch.bmm)
+    assert not _same_weights(_seed_beside("integrator", 64, (2,), 2), _seed_beside("integrator", 64, (0, 2), 2))
+
+
+def test_a_seed_is_the_same_bits_whichever_worker_split_trains_it():
+    """BOOK_WORKERS 1 and 2 split a configuration's seeds into other jobs (one of 3; 2 and 1): the same weights."""
+    load_task_modules(REPO_ROOT / "book" / "tasks")
+    configs = [TrainConfig(task="integrator", n_hidden=64, steps=60, seed=s) for s in range(3)]
+    trained = {}
+    for workers in (1, 2):
+        jobs = batched_training.training_jobs(configs, workers)
+        assert len(jobs) == workers
+        trained[workers] = {}
+        for job in jobs:
+            for config, result in zip(job, batched_training.train_seeds(job, progress=False), strict=True):
+                trained[workers][config.seed] = result
+    assert all(_same_weights(trained[1][s], trained[2][s]) for s in range(3))
 
 
 @pytest.mark.parametrize(

@@ -132,21 +132,21 @@ def test_lift_shape_and_finiteness_errors():
 
 
 @pytest.mark.parametrize("spread", [1.0, 1e-6])
-def test_gauge_cholesky_and_qr_routes_agree(monkeypatch, spread):
-    """The r × r Cholesky route and the Householder QR route give the same c̃ = Aᵀ(AAᵀ)⁻¹α; an ill-conditioned A
-    (columns spread over six decades, κ(AAᵀ) far above CHOLESKY_MAX_COND) takes the QR route."""
+def test_gauge_gram_and_qr_routes_agree(monkeypatch, spread):
+    """The r × r Gram route (its eigendecomposition) and the Householder QR route give the same c̃ = Aᵀ(AAᵀ)⁻¹α; an
+    ill-conditioned A (columns spread over six decades, κ(AAᵀ) far above GRAM_SOLVE_MAX_COND) takes the QR route."""
     g = torch.Generator().manual_seed(12)
     At = torch.randn(300, 20, generator=g) * torch.logspace(0, math.log10(spread), 20)
     alpha = torch.randn(20, generator=g)
     w = torch.linalg.eigvalsh(At.T @ At)
-    assert (w[-1] / w[0] > lifting.CHOLESKY_MAX_COND) == (spread < 1)
+    assert (w[-1] / w[0] > lifting.GRAM_SOLVE_MAX_COND) == (spread < 1)
     routes = []
     monkeypatch.setattr(lifting.torch, "geqrf", lambda *a, _f=torch.geqrf: routes.append("qr") or _f(*a))
     ours = lifting._min_norm_solution(At, alpha)
     assert routes == ([] if spread == 1 else ["qr"])
     reference = torch.linalg.pinv(At.T) @ alpha  # minimum-norm solution of A c̃ = α
     assert torch.allclose(ours, reference, atol=1e-9 * reference.norm())
-    monkeypatch.setattr(lifting, "CHOLESKY_MAX_COND", 0.0)  # force QR
+    monkeypatch.setattr(lifting, "GRAM_SOLVE_MAX_COND", 0.0)  # force QR
     assert torch.allclose(lifting._min_norm_solution(At, alpha), ours, atol=1e-9 * reference.norm())
     At[:, 1] = At[:, 0]  # rank-deficient: no route may return a solution
     with pytest.raises(ValueError, match="rank-deficient"):
