@@ -9,7 +9,10 @@ trained beside it, timed against the route it replaced, in the same process.
   of one, the one-row products run as a batch of two, against ``torch.bmm`` as it is; at the integrator's size
   (N_h = 64, 25 steps) and the sine's (N_h = 64, the book's trial length).
 
-Each line is a ratio (new / old, medians of ``--repeats``), the times beside it. Run it while nothing else runs:
+Each line is a ratio (new / old, medians of ``--repeats``), the times beside it. Measured on the AMD EPYC (Zen 3),
+2 cores, nothing else running, 2026-12-07 (``benchmarks/same_bits.json``): the gauge solve 1.25× at the annulus's
+size (8.6 ms against 6.9 ms a re-solve) and 1.30× at the probe's; a lone seed's training step 1.24× (integrator) and
+1.21× (sine); a seed in a batch of two or more pays nothing. Run it while nothing else runs:
 
     .venv/bin/python -m bookrun.arithmetic .venv/bin/python benchmarks/bench_same_bits.py [--repeats 30]
 """
