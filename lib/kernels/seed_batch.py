@@ -22,8 +22,9 @@ by network, except one case: torch's ``bmm`` of a batch of *one* whose left oper
 one-output task, the input weights' gradient of a one-input task) runs another kernel than the same product inside a
 batch of two or more, and rounds differently (measured with torch 2.13.0 and MKL 2024.2, float32 and float64,
 N_h 16 to 72; two to eight networks in every position agree with each other). :func:`_bmm` runs that product as a
-batch of two, so a network trained alone gets the bits it gets beside others (``tests/kernels/test_seed_batch.py``;
-without it, seed 0 of the integrator at N_h = 64 alone and beside seed 2 differed by 2.6e-6 in W_hh after 300 steps).
+batch of two, so a network trained alone gets the bits it gets beside others
+(``tests/paper_a/test_batched_training.py``; without it, seed 0 of the integrator at N_h = 64 alone and beside seed 2
+differed by 2.6e-6 in W_hh after 300 steps).
 
 Layout: the states are (S, T+1, B, N), so step t of every network is ``states[:, t]`` and one network's run is a
 contiguous (T·B, N) matrix for the weight gradients; inputs, targets and masks are carried channel-first

@@ -203,8 +203,8 @@ def _min_norm_solution(At: Tensor, alpha: Tensor) -> Tensor:
     """c̃ = Aᵀ(AAᵀ)⁻¹α, the minimum-norm solution of A c̃ = α, for Aᵀ (p, r) with r ≤ p; shape (p,).
 
     When the r × r Gram AAᵀ has condition number κ ≤ :data:`GRAM_SOLVE_MAX_COND` it is solved through its
-    eigendecomposition (``cpu_linalg.gram_solve``: kernels with the same bits on Intel and AMD): one p·r² product and
-    r × r work, relative error about ε·κ ≤ 2e-10. Otherwise (κ(AAᵀ) = κ(A)², so this is
+    eigendecomposition (``cpu_linalg.gram_solve``: kernels the probe showed equal on Intel and AMD): one p·r²
+    product and r × r work, relative error about ε·κ ≤ 2e-10. Otherwise (κ(AAᵀ) = κ(A)², so this is
     where forming AAᵀ starts to cost digits) through a Householder QR of Aᵀ, Q kept implicit (geqrf/ormqr): error
     about ε·κ(A), at four times the cost on the annulus (p = 19,009, r ≈ 30–100). ValueError if A is rank-deficient.
     """

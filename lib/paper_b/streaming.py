@@ -289,7 +289,7 @@ def streamed_coefficients(op: StreamedJacobian, U: Tensor, S: Tensor, eta: Tenso
         return C[:, 0], JC[:, 0], 0
     AAt, inv = op.projected_weighted_gram(US, dead_tol)
     AAt = (AAt + AAt.T) / 2
-    # the eigendecomposition (error about ε·κ(AAᵀ)), by kernels with the same bits on Intel and AMD
+    # the eigendecomposition (error about ε·κ(AAᵀ)), by kernels the probe showed equal on Intel and AMD
     y, w = gram_solve(AAt, alpha)
     if w[0] <= w[-1] * AAt.shape[0] * torch.finfo(torch.float64).eps:
         raise ValueError("the gauged system A = V_rᵀD⁻¹ is rank-deficient (dead columns span a retained direction); "
