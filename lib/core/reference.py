@@ -137,6 +137,15 @@ def roundoff(moved: dict[str, Any]) -> bool:
     return all(abs(v) < line("roundoff_size") for v in (moved["published"], moved["built"]))
 
 
+#: The CPU vendors' identification strings (``vendor_id`` of ``/proc/cpuinfo``) as a reader names them.
+VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}
+
+
+def vendor_name(vendor: str | None) -> str:
+    """``AMD`` for ``AuthenticAMD``, ``Intel`` for ``GenuineIntel``; any other string as it is."""
+    return VENDORS.get(vendor or "unknown", vendor or "unknown")
+
+
 def reasons(provenance: dict[str, Any], published: dict[str, Any]) -> list[str]:
     """Why a build may differ from the reference, from the two records: each way its making differs from the
     reference's (arithmetic, libraries, CPU vendor, uncommitted changes to tracked files); empty when none does."""
@@ -149,7 +158,7 @@ def reasons(provenance: dict[str, Any], published: dict[str, Any]) -> list[str]:
         out.append("other library versions than the reference's")
     ours, theirs = (p.get("cpu", {}).get("vendor") for p in (provenance, published))
     if ours != theirs:
-        out.append(f"another CPU vendor ({ours}) than the reference's ({theirs})")
+        out.append(f"another CPU vendor ({vendor_name(ours)}) than the reference's ({vendor_name(theirs)})")
     if provenance.get("uncommitted_changes"):
         out.append("uncommitted changes to tracked files")
     return out
@@ -227,8 +236,9 @@ def comparable(provenance: dict[str, Any], published: dict[str, Any]) -> tuple[b
         # MKL's vendor answer makes both vendors run AVX2,STRICT and the probe's library operations agree, but no whole
         # build on another vendor has yet been shown to equal the reference (issue 46): compared, not required
         return False, (
-            f"the reference was published on a {theirs} CPU and this build ran on a {ours} one; a whole "
-            "build on another vendor has not yet been shown to equal it, so it is compared, not required"
+            f"the reference was published on an {vendor_name(theirs)} CPU and this build ran on an "
+            f"{vendor_name(ours)} one; a whole build on another vendor has not yet been shown to equal it, so it is "
+            "compared, not required"
         )
     return True, "pinned arithmetic, the reference's libraries"
 

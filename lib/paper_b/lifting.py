@@ -160,9 +160,10 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
     """τ-truncated SVD of J (keep σ_k ≥ τσ₁, eq. 23), exactly ("svd") or via the smaller Gram matrix ("gram").
 
     J is a float64 tensor (M, p) or a Jacobian operator (see ``DenseJacobian``). The Gram route diagonalises J Jᵀ
-    (M ≤ p) or Jᵀ J with ``torch.linalg.eigh`` and recovers the other factor by one product with J. It squares the
-    condition number: singular values below about sqrt(machine eps)·σ₁ ≈ 1.5e-8·σ₁ are lost in rounding, so it is
-    accurate for τ = 1e-3 but must not be used for τ ≲ 1e-6 ("auto" switches to the exact SVD below τ = 1e-5).
+    (M ≤ p) or Jᵀ J with LAPACK's symmetric eigendecomposition (numpy's, ``cpu_linalg.symmetric_eigh``) and
+    recovers the other factor by one product with J. It squares the condition number: singular values below about
+    sqrt(machine eps)·σ₁ ≈ 1.5e-8·σ₁ are lost in rounding, so it is accurate for τ = 1e-3 but must not be used for
+    τ ≲ 1e-6 ("auto" switches to the exact SVD below τ = 1e-5).
     """
     if method not in METHODS:
         raise ValueError(f"method={method!r} is not allowed; choose one of {list(METHODS)}")
