@@ -222,10 +222,13 @@ def run_flow(
     exact flow's defect ``defect_pred``, ‖f_t − f_t^exact‖/‖f₀‖ (``exact_dist``), the distance from where the exact
     flow is headed ‖f_t − f_end‖/‖f₀‖ (``end_dist``: f₀ rotated by t_end, or Π f₀), ‖θ_t − θ₀‖/‖θ₀‖; with
     ``realisation`` the realisation errors ‖J z − g‖/‖g‖ of the step z and of z₀ (one product with J a stop); and
-    whatever ``observe(θ, evaluation, stop)`` returns (the system's own measures). The lift's rank, residuals,
+    whatever ``observe(θ, evaluation, stop)`` returns (the system's own measures); where the problem has a
+    ``held_out(θ, kind, z)`` (``any_module.symmetry_flow(held_out=...)``), the step's relative residual on probes it
+    was not fitted to (``held_residual``). The lift's rank, residuals,
     principal angle and ‖c‖ are kept for every stop in ``direction_info``.
     """
     check_kind(kind)
+    held_out = getattr(problem, "held_out", None)
     exact = ExactFlow(problem, theta0, kind)
     theta0_norm = float(theta0.norm())
     f_end = exact.end(steps * dt)
@@ -262,6 +265,8 @@ def run_flow(
             g_norm = float(g.norm())
             out["real_err"] = float((ev.jac.matmul(z) - g).norm()) / g_norm
             out["real_err_z0"] = float((ev.jac.matmul(first["z0"]) - g).norm()) / g_norm
+        if held_out is not None:  # the step judged on probes it was not fitted to (lib.paper_b.evidence)
+            out["held_residual"] = held_out(theta, kind, z)
         if observe is not None:
             out.update(observe(theta, ev, k))
         return out

@@ -101,6 +101,7 @@ class TruncatedSVD:
     method: str
     left_basis: Tensor | None = None
     right_basis: Tensor | None = None
+    right_vectors: Tensor | None = None  # every right singular vector of an exact SVD (V_r is a view of it)
 
     def __repr__(self) -> str:
         return (f"TruncatedSVD(rank {self.S.shape[0]} of {self.singular_values.shape[0]} singular values, "
@@ -176,14 +177,16 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
         if scale != 1.0:
             out = truncated_svd(op.J * scale, tau=tau, method=method)
             S, cols = out.singular_values / scale, out.col_norms / scale
-            return TruncatedSVD(out.U, out.S / scale, out.V, S, cols, out.method, out.left_basis, out.right_basis)
+            return TruncatedSVD(
+                out.U, out.S / scale, out.V, S, cols, out.method, out.left_basis, out.right_basis, out.right_vectors
+            )
     m, p = op.shape
     if method == "svd":
         if not hasattr(op, "dense"):
             raise ValueError(f"method='svd' needs a dense J; {type(op).__name__} has no dense()")
         U, S, V = thin_svd(op.dense())
         r = retained_rank(S, tau)
-        return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd", left_basis=U)
+        return TruncatedSVD(U[:, :r], S[:r], V[:, :r], S, col_norms, "svd", left_basis=U, right_vectors=V)
     small_rows = m <= p
     w, Q = symmetric_eigh(op.gram())  # ascending
     w, Q = w.flip(0), Q.flip(1)

@@ -25,8 +25,9 @@ def annulus(*, steps: int, decision_mesh: int) -> budget.Work:
 
 
 def at_scale(*, width: int, epochs: int, rings: int, angles: int, flow_steps: int, block_bytes: int) -> budget.Work:
-    """Training (epochs × parameters) and the lifts (probes × parameters, each flow step); the largest array is the
-    dense route's J (probes × parameters, with its factors), which the chapter forms to compare the routes."""
+    """Training (epochs × parameters) and the lifts (probes × parameters: three routes, two judged held out, each flow
+    step); the largest array is the dense route's J (probes × parameters, with its factors), which the chapter forms
+    to compare the routes."""
     book = budget.measured("at_scale")
     count = lambda w: w * w + 4 * w + 1  # noqa: E731 - 2 → w → w → 1
     p, probes, book_probes = count(width), rings * angles, book["rings"] * book["angles"]
@@ -36,7 +37,7 @@ def at_scale(*, width: int, epochs: int, rings: int, angles: int, flow_steps: in
         parts=[
             (0.3, (size, Term("epochs", epochs, book["epochs"], params=("epochs",)))),
             (0.7, (size, Term("probes", probes, book_probes, params=("rings", "angles")),
-                   Term("lifts", 3 + 2 * flow_steps, 3 + 2 * book["flow_steps"], params=("flow_steps",)))),
+                   Term("lifts", 5 + 2 * flow_steps, 5 + 2 * book["flow_steps"], params=("flow_steps",)))),
         ],
         arrays={
             "the dense route's J (probes × parameters) and its factors": floats(probes, p, copies=3),

@@ -183,6 +183,26 @@ def polar_grid(n_r: int = 15, n_theta: int = 32, extent: float = 1.0, dtype: tor
     return torch.stack([(r * torch.cos(a)).reshape(-1), (r * torch.sin(a)).reshape(-1)], dim=1)
 
 
+def held_out_polar_grid(n_r: int = 15, n_theta: int = 32, extent: float = 1.0) -> Tensor:
+    """The held-out set of :func:`polar_grid` (``lib.paper_b.evidence``): as many points, drawn the same way, half a
+    step away in radius and in angle (radii extent·(k − ½)/n_r, angles 2π(j + ½)/n_theta); disjoint from it and
+    invariant under the same rotations."""
+    grid = polar_grid(n_r, n_theta, extent)
+    return grid * (1 - 0.5 / grid.norm(dim=1, keepdim=True) * (extent / n_r)) @ rotation(math.pi / n_theta).T
+
+
+def held_out_square_grid(n: int = 24, extent: float = 3.5) -> Tensor:
+    """The held-out set of :func:`square_grid` (``lib.paper_b.evidence``): the lattice of the same spacing moved half
+    a step in both coordinates (for even n, the lattice through the origin), points with radius ≤ extent: disjoint
+    from it, invariant under quarter turns, about as many points (421 against 408 by default)."""
+    step = 2 * extent / (n - 1)
+    k = math.ceil(extent / step)
+    ticks = (torch.arange(-k, k + 1, dtype=torch.float64) + (0.0 if n % 2 == 0 else 0.5)) * step
+    gx, gy = torch.meshgrid(ticks, ticks, indexing="xy")
+    pts = torch.stack([gx.reshape(-1), gy.reshape(-1)], dim=1)
+    return pts[pts.norm(dim=1) <= extent * (1 + 1e-12)]
+
+
 def circle(radius: float = 1.0, n: int = 360, dtype: torch.dtype = torch.float64) -> tuple[Tensor, Tensor]:
     """n angles on [0, 2π) (endpoint excluded) and the points at that radius: (n,), (n, 2)."""
     angles = torch.arange(n, dtype=dtype) * (2 * math.pi / n)

@@ -35,17 +35,31 @@ class SymmetryLift:
     route: str = "dense"  # "dense" or "streaming" (lib.paper_b.streaming)
     route_note: str = ""  # which route, why, and the dense J's memory estimate
     passes: int = 0  # passes over the streamed J (0 on the dense route)
+    evidence: dict = field(default_factory=dict)  # "c", "b" → lib.paper_b.evidence.Evidence (empty: not judged)
 
     @property
     def profile(self):
         """c*'s τ profile (``lifting.LiftResult.profile``): the case it finds and the residual at every cutoff."""
         return self.c.profile
 
+    @property
+    def case(self) -> str:
+        """X f's case: the evidence's (``lib.paper_b.evidence.CASES``) where judged, else "not judged"."""
+        return self.evidence["c"].case if "c" in self.evidence else "not judged"
+
     def summary(self) -> str:
-        """What the τ profiles find for X f (and −δ), then the numbers at the lift's τ."""
-        lines = [f"X f {self.c.profile.sentence()}" if self.c.profile is not None else f"X f: {self.c.summary()}"]
+        """What the evidence finds for X f (and −δ): held out and against the null; then what the τ profiles find on
+        the probes, and the numbers at the lift's τ."""
+        lines = [f"{name} {self.evidence[k].sentence()}" for k, name in (("c", "X f"), ("b", "−δ"))
+                 if k in self.evidence]  # fmt: skip
+        if not self.evidence:
+            lines.append("not judged held out (held_out=None): on its probes alone, a lift at full row rank proves "
+                         "nothing")  # fmt: skip
+        fit = "on its probes, " if self.evidence else ""
+        profile = self.c.profile
+        lines.append(f"{fit}X f {profile.sentence()}" if profile is not None else f"X f: {self.c.summary()}")
         if self.b is not None and self.b.profile is not None:
-            lines.append(f"−δ {self.b.profile.sentence()}")
+            lines.append(f"{fit}−δ {self.b.profile.sentence()}")
         b = "" if self.b is None else f", ‖b*‖ = {float(self.b.coef.norm()):.4g}"
         lines.append(f"at τ = {self.tau:g}: rank {self.rank} of {self.sensitivity.numel()} parameters, "
                      f"‖c*‖ = {float(self.c.coef.norm()):.4g}{b}; defect ‖δ‖/‖f‖ = {self.defect_rel:.3g}")  # fmt: skip
@@ -54,7 +68,7 @@ class SymmetryLift:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        case = "" if self.c.profile is None else f", X f: {self.c.profile.case}"
+        case = f", X f: {self.case}"
         return (f"SymmetryLift({self.sensitivity.numel()} parameters, rank {self.rank} at τ={self.tau:g}{case}, "
                 f"defect {self.defect_rel:.3g})")  # fmt: skip
 

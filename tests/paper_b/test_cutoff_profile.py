@@ -134,7 +134,8 @@ def test_a_shift_a_bias_free_linear_model_cannot_make_does_not_lift():
     probes = torch.cartesian_prod(grid, grid)
     lifted = lift_symmetry(model, probes, generator_out=lambda y: torch.ones_like(y), period=None)
     assert lifted.profile.case == "none" and lifted.profile.floor[0] == pytest.approx(1.0, rel=1e-12)
-    assert lifted.summary().startswith("X f does not lift at any cutoff")
+    assert lifted.case == "none" and lifted.summary().startswith("X f does not lift:")
+    assert "on its probes, X f does not lift at any cutoff" in lifted.summary()
 
 
 # ---------------------------------------------------------------------------------------------------- rough edges

@@ -182,7 +182,7 @@ def test_blocks_stay_within_their_budget(monkeypatch):
     monkeypatch.setattr(streaming, "block_jacobian", spy)
     model = nn.Sequential(nn.Linear(2, 30), nn.Tanh(), nn.Linear(30, 1))
     budget = 8 * PROBES.shape[0] * 50
-    AM.lift_symmetry(model, PROBES, OMEGA, route="streaming", method="gram", block_bytes=budget)
+    AM.lift_symmetry(model, PROBES, OMEGA, route="streaming", method="gram", block_bytes=budget, held_out=None)
     assert seen and max(seen) <= budget and len(seen) == 3 * 3  # 121 entries in blocks of 50: 3 blocks
 
 

@@ -241,3 +241,36 @@ def profile_labels(profiles: dict) -> dict:
     """The profiles of :func:`cutoff_profiles` under the labels the figure and the table show."""
     names = {"c": "Xf (c*)", "b": "−δ (b*)"}
     return {f"{names[kind]}, {d}/trained": prof for (kind, d), prof in profiles.items()}
+
+
+def lift_evidence(problem: AnnulusProblem, models: dict) -> tuple[dict, dict]:
+    """c*'s and b*'s lifts at each trained model judged on probes they were not fitted to (the square lattice moved
+    half a step, ``symmetry.held_out_square_grid``) and against the null (``lib.paper_b.evidence``), by
+    ``any_module.lift_symmetry`` on the network as a module with the exact SVD: ({(kind, arc): Evidence}, glue values
+    ``evidence_{kind}_{arc}_*``)."""
+    from lib.paper_b import any_module, evidence
+
+    held = symmetry.held_out_square_grid()
+    found, values = {}, {}
+    for d in ARCS:
+        lift = any_module.lift_symmetry(theta_to_module(models[d]["theta"], problem.config), problem.probes,
+                                        symmetry.OMEGA, tau=problem.tau, m=problem.m, method="svd", route="dense",
+                                        held_out=held)  # fmt: skip
+        for kind, ev in lift.evidence.items():
+            found[kind, d] = ev
+            values.update({f"evidence_{kind}_{d}_words": evidence.CASE_WORDS[ev.case],
+                           f"evidence_{kind}_{d}_case": ev.case, f"evidence_{kind}_{d}_held": ev.held_at_tau,
+                           f"evidence_{kind}_{d}_null": float(ev.null_at_tau.min()),
+                           f"evidence_{kind}_{d}_quantile": ev.quantile_at_tau,
+                           f"evidence_{kind}_{d}_deep": ev.held_deep})  # fmt: skip
+        values[f"evidence_c_{d}_arch"] = found["c", d].held_architecture
+        values["evidence_held_probes"], values["evidence_rows"] = found["c", d].probes_held, found["c", d].rows
+        values["evidence_null"] = int(found["c", d].null_at_tau.size)
+        values[f"evidence_rank_{d}"] = found["c", d].rank
+    return found, values
+
+
+def evidence_labels(found: dict) -> dict:
+    """The evidence of :func:`lift_evidence` under the labels of the τ profiles' table."""
+    names = {"c": "Xf (c*)", "b": "−δ (b*)"}
+    return {f"{names[kind]}, {d}/trained": ev for (kind, d), ev in found.items()}
