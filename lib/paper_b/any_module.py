@@ -263,12 +263,10 @@ def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, param
     ev, c = problem.evaluate(theta), problem.lift(theta, "c", gauge=gauge)
     defect, f_norm = float(ev.delta.norm()), float(ev.f.norm())
     both = defect > 0 and float(ev.xf.norm()) > 0  # lift_cosines divides by ‖X f‖ and ‖δ‖
-    judged = {} if held_out is None else _evidence(problem, held_out, null, gauge,
-                                                   dict(model=model, generator_in=generator_in,
-                                                        generator_out=generator_out, params=params, tau=tau,
-                                                        period=period, m=m, method=method, chunk_size=chunk_size,
-                                                        memory_budget=memory_budget, block_bytes=block_bytes,
-                                                        device=device, scheduler=scheduler))  # fmt: skip
+    same = dict(model=model, generator_in=generator_in, generator_out=generator_out, params=params, tau=tau,
+                period=period, m=m, method=method, chunk_size=chunk_size, memory_budget=memory_budget,
+                block_bytes=block_bytes, device=device, scheduler=scheduler)  # fmt: skip
+    judged = {} if held_out is None else module_evidence.judged_module(problem, held_out, null, gauge, same)
     return SymmetryLift(
         params=ev.params, sensitivity=aggregate_sensitivity(getattr(ev.jac, "J", ev.jac), problem.dim_out), c=c,
         b=problem.lift(theta, "b", gauge=gauge) if compact else None, f=ev.f, xf=ev.xf, delta=ev.delta,
@@ -276,18 +274,6 @@ def lift_symmetry(model, probes, generator_in=None, generator_out=None, *, param
         cos_delta_xf=cosine(ev.delta, ev.xf), relation=lift_cosines(problem, theta) if compact and both else {},
         route=problem.route, route_note=problem.route_note, passes=getattr(ev.jac, "passes", 0), evidence=judged,
     )  # fmt: skip
-
-
-def _evidence(problem: ModuleProblem, held_out, null: int, gauge: str, args: dict) -> dict:
-    """c*'s and b*'s evidence (``module_evidence.judge``): fitted on the problem's probes (or the even half of them),
-    judged on the held-out set, against ``null`` null fields drawn over the fit probes."""
-    fit_probes, held_probes, note = module_evidence.held_out_set(problem.probes, held_out)
-    route = {"route": problem.route}
-    fit = problem if fit_probes is problem.probes else ModuleProblem(probes=fit_probes, **route, **args)
-    held = ModuleProblem(probes=held_probes, route="dense", **{k: v for k, v in args.items() if k != "method"})
-    fields = evidence.NullFields(fit_probes, null)
-    kinds = ("c", "b") if problem.period is not None else ("c",)
-    return {k: module_evidence.judge(fit, held, fit.theta0, k, gauge=gauge, note=note, fields=fields) for k in kinds}
 
 
 def symmetry_flow(model, probes, generator_in=None, generator_out=None, *, kind: str = "c", resolve: bool = True,
@@ -311,12 +297,8 @@ def symmetry_flow(model, probes, generator_in=None, generator_out=None, *, kind:
     problem = ModuleProblem(model, probes, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
                             method=method, **route)  # fmt: skip
     if held_out is not None:
-        if not isinstance(held_out, Tensor):  # the flow is fitted on every probe: a split would judge it on them
-            raise ValueError(f"held_out={held_out!r}: a flow is judged on a second set of inputs, a tensor (N', "
-                             f"{problem.dim_in}) of at least as many as the probes")  # fmt: skip
-        _, held, _ = module_evidence.held_out_set(problem.probes, held_out)
-        judge = ModuleProblem(model, held, generator_in, generator_out, params=params, tau=tau, period=period, m=m,
-                              route="dense")  # fmt: skip
-        problem.held_out = module_evidence.HeldOutResidual(problem, judge)
+        problem.held_out = module_evidence.flow_judge(problem, held_out, dict(
+            model=model, generator_in=generator_in, generator_out=generator_out, params=params, tau=tau, period=period,
+            m=m))  # fmt: skip
     return run_flow(problem, problem.theta0, kind, mode, steps=steps, dt=dt, gauge=gauge, record_every=record_every,
                     realisation=realisation, progress=progress)  # fmt: skip

@@ -142,7 +142,7 @@ def evidence_values(judged: dict) -> dict:
     return out
 
 
-def evidence_table(judged: dict) -> Table:
+def judged_table(judged: dict) -> Table:
     """The three lifts judged held out and against the null."""
     rotation = judged["rotation"]
     lifts = {"X f (c*)": rotation.evidence["c"], "−δ (b*)": rotation.evidence["b"],

@@ -94,7 +94,7 @@ def gram_against_svd(J: Tensor, eta: Tensor, taus=(1e-3, 1e-10)) -> dict:
     return out
 
 
-def lift_evidence(theta: dict[str, Tensor], probes: Tensor, held: Tensor, J: Tensor, *, tau: float,
+def rotation_evidence(theta: dict[str, Tensor], probes: Tensor, held: Tensor, J: Tensor, *, tau: float,
                   known: Tensor):  # fmt: skip
     """The rotation's lift judged on the probes ``held`` it was not fitted to and against the null
     (``lib.paper_b.evidence``), with the known exact lift ``known`` (W₁Ω) among the lifts judged; J on ``probes``."""
@@ -120,6 +120,12 @@ def lift_evidence(theta: dict[str, Tensor], probes: Tensor, held: Tensor, J: Ten
                           null_held=null(held), fit_case=lift.profile.case, tau=tau, probes_fit=probes.shape[0],
                           probes_held=held.shape[0], held_note="the polar grid moved half a step in radius and angle",
                           architecture=("W₁Ω, the known exact lift", known))  # fmt: skip
+
+
+def rotation_values(judged) -> dict:
+    """The chapter's glued values of :func:`rotation_evidence` (``lc_evidence*``, ``lc_held_probes``, ``lc_null``)."""
+    return {"lc_evidence": judged.sentence(), "lc_evidence_case": judged.case, "lc_held_probes": judged.probes_held,
+            "lc_null": int(judged.null_at_tau.size)}  # fmt: skip
 
 
 def null_search(theta: dict[str, Tensor], counts=(8, 16, 32, 64, 128, 256, 512, 1024), seed: int = 0) -> dict:

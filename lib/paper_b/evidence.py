@@ -19,7 +19,7 @@ does at inputs it was not fitted to. So every lift is judged by three measuremen
   cutoffs and judged on the same held-out probes. A direction is *below the null* when its held-out residual is below
   every null direction's (quantile 0 of :data:`NULL_SIZE`, a one-sided test at level 1/(K + 1)).
 
-The case, by a rule fixed before any network's numbers (:func:`classify`):
+The case, by a rule fixed before any network's numbers (:func:`case_of`):
 
 1. **exact**: a lift judged reaches round-off (``lines.round_off``) on its probes *and* held out, below the null;
 2. **undecided at this resolution**: not exact; the decomposition resolves cutoffs only down to τ_min above round-off,
@@ -195,7 +195,7 @@ def below_null(value: float, null: np.ndarray) -> bool:
     return bool(null.size) and bool(value < float(null.min()))
 
 
-def classify(ev: Evidence, fit_case: str) -> str:
+def case_of(ev: Evidence, fit_case: str) -> str:
     """The case (:data:`CASES`) by the module docstring's rule; ``fit_case`` is the τ profile's case on the probes
     (``cutoff_profile.CASES``)."""
     candidates = [(ev.fit_deep, ev.held_deep, ev.null_deep),
@@ -275,7 +275,7 @@ def judge(*, svd, op, eta: Tensor, coef_at_tau: Tensor, image: Callable[[Tensor]
         null_deep=null_deep, certified=cert, held_certified=held_cert, architecture=arch_words,
         fit_architecture=fit_arch, held_architecture=held_arch, still_falling=still_falling, fit_case=fit_case,
     )  # fmt: skip
-    return _with_case(ev, classify(ev, fit_case))
+    return _with_case(ev, case_of(ev, fit_case))
 
 
 def _with_case(ev: Evidence, case: str) -> Evidence:
@@ -297,4 +297,4 @@ def evidence_table(evidence: dict[str, Evidence], caption: str = "Each lift judg
 
 
 __all__ = ["CASES", "CASE_WORDS", "EXACT", "NULL_SIZE", "REPRESENTED", "REPRESENTED_DEG", "Certification", "Evidence",
-           "NullFields", "certify", "classify", "evidence_table", "judge", "minnorm_lifts", "quantile"]  # fmt: skip
+           "NullFields", "case_of", "certify", "evidence_table", "judge", "minnorm_lifts", "quantile"]  # fmt: skip

@@ -15,11 +15,9 @@ The cutoff τ has one default, :data:`TAU` (the paper's 1e-3), and one check, :f
 problem stores it and where ``lift`` receives it. Its answer depends on τ: every lift carries its τ profile
 (``LiftResult.profile``, :mod:`lib.paper_b.cutoff_profile`), the residual, rank and size at every cutoff J's spectrum
 allows, from the same decomposition, and which case holds (lifts exactly, approximately at the paper's τ, only below
-it, or not at any cutoff). Choosing τ: the exact SVD (``method="svd"``) resolves the profile down to round-off, the
-Gram route only to :data:`GRAM_MIN_TAU`; read the profile before trusting one τ.
-
-How the dense products are routed on one CPU (which BLAS, which orientation) is not the paper's maths: see
-``lib.kernels.cpu_linalg``.
+it, or not at any cutoff), on the probes it was fitted to; ``lib.paper_b.evidence`` judges it on others. The exact
+SVD (``method="svd"``) resolves the profile down to round-off, the Gram route only to :data:`GRAM_MIN_TAU`. How the
+dense products are routed on one CPU (which BLAS, which orientation) is ``lib.kernels.cpu_linalg``.
 """
 
 from __future__ import annotations
@@ -177,9 +175,8 @@ def truncated_svd(J, *, tau: float = TAU, method: str = "auto") -> TruncatedSVD:
         if scale != 1.0:
             out = truncated_svd(op.J * scale, tau=tau, method=method)
             S, cols = out.singular_values / scale, out.col_norms / scale
-            return TruncatedSVD(
-                out.U, out.S / scale, out.V, S, cols, out.method, out.left_basis, out.right_basis, out.right_vectors
-            )
+            return TruncatedSVD(out.U, out.S / scale, out.V, S, cols, out.method, out.left_basis, out.right_basis,
+                                out.right_vectors)  # fmt: skip
     m, p = op.shape
     if method == "svd":
         if not hasattr(op, "dense"):

@@ -114,7 +114,7 @@ def held_out_set(probes: Tensor, held_out) -> tuple[Tensor, Tensor, str]:
     return probes, held_out.detach().to(F64), "the caller's second set"
 
 
-def judge(fit, held, theta: Tensor, kind: str, *, gauge: str, note: str, fields: E.NullFields) -> E.Evidence:
+def judge_module(fit, held, theta: Tensor, kind: str, *, gauge: str, note: str, fields: E.NullFields) -> E.Evidence:
     """The evidence of the lift of X f (kind "c") or −δ ("b") fitted by the problem ``fit`` at θ, judged on the
     probes of the problem ``held`` (the same module, generators and period)."""
     lift = fit.lift(theta, kind, gauge=gauge)
@@ -144,3 +144,26 @@ class HeldOutResidual:
         target = ev.xf.reshape(-1) if kind == "c" else -ev.delta.reshape(-1)
         image = image_on(self.fit, ev.params, self.held.probes)(z.to(F64)[:, None])[:, 0]
         return float((image - target).norm() / target.norm()) if float(target.norm()) > 0 else float("nan")
+
+
+def judged_module(problem, held_out, null: int, gauge: str, args: dict) -> dict:
+    """c*'s and b*'s evidence (:func:`judge_module`) for ``any_module.lift_symmetry``: fitted on the problem's probes
+    (or the odd-indexed half of them, refitted), judged on the held-out set, against ``null`` null fields drawn over
+    the probes fitted; ``args`` rebuild the problem (``ModuleProblem``'s arguments but the probes and the route)."""
+    make = type(problem)
+    fit_probes, held_probes, note = held_out_set(problem.probes, held_out)
+    fit = problem if fit_probes is problem.probes else make(probes=fit_probes, route=problem.route, **args)
+    held = make(probes=held_probes, route="dense", **{k: v for k, v in args.items() if k != "method"})
+    fields = E.NullFields(fit_probes, null)
+    kinds = ("c", "b") if problem.period is not None else ("c",)
+    return {k: judge_module(fit, held, fit.theta0, k, gauge=gauge, note=note, fields=fields) for k in kinds}
+
+
+def flow_judge(problem, held_out, args: dict) -> HeldOutResidual:
+    """A flow's per-step judge (``any_module.symmetry_flow(held_out=...)``) on a second set of inputs: a tensor only,
+    since the flow is fitted on every probe and a split would judge it on probes it was fitted to."""
+    if not isinstance(held_out, Tensor):
+        raise ValueError(f"held_out={held_out!r}: a flow is judged on a second set of inputs, a tensor (N', "
+                         f"{problem.dim_in}) of at least as many as the probes")  # fmt: skip
+    _, held, _ = held_out_set(problem.probes, held_out)
+    return HeldOutResidual(problem, type(problem)(probes=held, route="dense", **args))

@@ -193,11 +193,11 @@ def held_out_polar_grid(n_r: int = 15, n_theta: int = 32, extent: float = 1.0) -
 
 def held_out_square_grid(n: int = 24, extent: float = 3.5) -> Tensor:
     """The held-out set of :func:`square_grid` (``lib.paper_b.evidence``): the lattice of the same spacing moved half
-    a step in both coordinates (for even n, the lattice through the origin), points with radius ≤ extent: disjoint
-    from it, invariant under quarter turns, about as many points (421 against 408 by default)."""
+    a step in both coordinates (ticks (i − n/2)·step, i = 0…n, against the grid's (j − (n − 1)/2)·step), points with
+    radius ≤ extent: disjoint from it, invariant under quarter turns, about as many points (421 against 408 by
+    default)."""
     step = 2 * extent / (n - 1)
-    k = math.ceil(extent / step)
-    ticks = (torch.arange(-k, k + 1, dtype=torch.float64) + (0.0 if n % 2 == 0 else 0.5)) * step
+    ticks = (torch.arange(n + 1, dtype=torch.float64) - n / 2) * step
     gx, gy = torch.meshgrid(ticks, ticks, indexing="xy")
     pts = torch.stack([gx.reshape(-1), gy.reshape(-1)], dim=1)
     return pts[pts.norm(dim=1) <= extent * (1 + 1e-12)]

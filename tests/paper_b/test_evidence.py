@@ -132,6 +132,14 @@ def test_an_approximate_lift_of_a_constructed_jacobian():
                  held_note="a second draw")  # fmt: skip
     assert ev.case == "approximate" and 0.01 < ev.held_at_tau < E.REPRESENTED and ev.quantile_at_tau == 0
     assert not ev.full_row_rank and ev.rank == 40
+    first = lifting.lift(J, null(x)[:, 0], gauge="minnorm", svd=svd).coef  # the null's lift at τ, judged held out
+    own = float((phi(held) @ first - null(held)[:, 0]).norm() / null(held)[:, 0].norm())
+    assert ev.null_at_tau[0] == pytest.approx(own, rel=1e-9) and np.all(ev.null_at_tau < 1.5)
+    single = E.judge(svd=svd, op=lifting.DenseJacobian(J), eta=target(x), coef_at_tau=lift.coef.float(),
+                     image=lambda C: phi(held) @ C, held_eta=target(held), null_fit=null(x).float(),
+                     null_held=null(held), fit_case=lift.profile.case, tau=1e-3, probes_fit=300, probes_held=300,
+                     held_note="float32 inputs, taken in float64")  # fmt: skip
+    assert single.case == "approximate"
 
 
 @pytest.mark.parametrize("route", ["dense", "factors", "streaming"])
@@ -308,46 +316,46 @@ def _evidence(**kw) -> E.Evidence:
 
 def test_exact_needs_round_off_on_the_probes_and_held_out_and_the_null_beaten():
     line, null = E.EXACT, np.full(20, 1e-3)
-    assert E.classify(_evidence(fit_deep=line, held_deep=line, null_deep=null), "exact") == "exact"  # ≤, not <
-    assert E.classify(_evidence(fit_deep=line * 1.01, held_deep=line, null_deep=null), "exact") != "exact"
-    assert E.classify(_evidence(fit_deep=line, held_deep=line * 1.01, null_deep=null), "exact") != "exact"
+    assert E.case_of(_evidence(fit_deep=line, held_deep=line, null_deep=null), "exact") == "exact"  # ≤, not <
+    assert E.case_of(_evidence(fit_deep=line * 1.01, held_deep=line, null_deep=null), "exact") != "exact"
+    assert E.case_of(_evidence(fit_deep=line, held_deep=line * 1.01, null_deep=null), "exact") != "exact"
     beaten = np.full(20, line)
-    assert E.classify(_evidence(fit_deep=0.0, held_deep=line, null_deep=beaten), "exact") != "exact"  # ties lose
-    assert E.classify(_evidence(fit_architecture=0.0, held_architecture=line, architecture="a",
+    assert E.case_of(_evidence(fit_deep=0.0, held_deep=line, null_deep=beaten), "exact") != "exact"  # ties lose
+    assert E.case_of(_evidence(fit_architecture=0.0, held_architecture=line, architecture="a",
                                 null_deep=null), "none") == "exact"  # fmt: skip
-    assert E.classify(_evidence(fit_architecture=line * 2, held_architecture=0.0, architecture="a",
+    assert E.case_of(_evidence(fit_architecture=line * 2, held_architecture=0.0, architecture="a",
                                 null_deep=null), "none") != "exact"  # fmt: skip
     cert = E.Certification(torch.zeros(1), 0.0, line, 3, "round-off")
-    assert E.classify(_evidence(certified=cert, held_certified=line, null_deep=null), "none") == "exact"
-    assert E.classify(_evidence(certified=cert, held_certified=2 * line, null_deep=null), "none") != "exact"
-    assert E.classify(_evidence(fit_deep=0.0, held_deep=0.0, null_deep=np.zeros(0)), "exact") != "exact"
+    assert E.case_of(_evidence(certified=cert, held_certified=line, null_deep=null), "none") == "exact"
+    assert E.case_of(_evidence(certified=cert, held_certified=2 * line, null_deep=null), "none") != "exact"
+    assert E.case_of(_evidence(fit_deep=0.0, held_deep=0.0, null_deep=np.zeros(0)), "exact") != "exact"
 
 
 def test_undecided_only_where_the_resolution_stops_the_fit_still_falling_and_the_null_beaten():
     kw = dict(still_falling=True, fit_deep=1e-6, held_deep=1e-6, null_deep=np.full(20, 1e-3), held_at_tau=0.01,
               null_at_tau=np.full(20, 0.1))  # fmt: skip
-    assert E.classify(_evidence(**kw), "approximate") == "undecided"
-    assert E.classify(_evidence(**{**kw, "still_falling": False}), "approximate") == "approximate"
-    assert E.classify(_evidence(**{**kw, "held_deep": 1e-3}), "approximate") == "approximate"
-    assert E.classify(_evidence(**{**kw, "fit_deep": E.EXACT}), "approximate") == "approximate"
+    assert E.case_of(_evidence(**kw), "approximate") == "undecided"
+    assert E.case_of(_evidence(**{**kw, "still_falling": False}), "approximate") == "approximate"
+    assert E.case_of(_evidence(**{**kw, "held_deep": 1e-3}), "approximate") == "approximate"
+    assert E.case_of(_evidence(**{**kw, "fit_deep": E.EXACT}), "approximate") == "approximate"
     reached = E.Certification(torch.zeros(1), 0.0, E.EXACT, 3, "round-off")
     short = E.Certification(torch.zeros(1), 0.0, 2 * E.EXACT, 3, "stalled")
-    assert E.classify(_evidence(**kw, certified=short, held_certified=1e-6), "approximate") == "undecided"
-    assert E.classify(_evidence(**kw, certified=reached, held_certified=1e-6), "approximate") == "approximate"
+    assert E.case_of(_evidence(**kw, certified=short, held_certified=1e-6), "approximate") == "undecided"
+    assert E.case_of(_evidence(**kw, certified=reached, held_certified=1e-6), "approximate") == "approximate"
 
 
 def test_approximate_needs_the_paper_cutoff_within_ten_degrees_held_out_and_the_null_beaten():
     null = np.full(20, 0.5)
-    assert E.classify(_evidence(held_at_tau=E.REPRESENTED, null_at_tau=null), "none") == "approximate"  # ≤
-    assert E.classify(_evidence(held_at_tau=E.REPRESENTED * 1.01, null_at_tau=null), "none") == "none"
-    assert E.classify(_evidence(held_at_tau=0.01, null_at_tau=np.full(20, 0.01)), "approximate") == "interpolation"
-    assert E.classify(_evidence(held_at_tau=0.01, null_at_tau=np.full(20, 0.0101)), "none") == "approximate"
+    assert E.case_of(_evidence(held_at_tau=E.REPRESENTED, null_at_tau=null), "none") == "approximate"  # ≤
+    assert E.case_of(_evidence(held_at_tau=E.REPRESENTED * 1.01, null_at_tau=null), "none") == "none"
+    assert E.case_of(_evidence(held_at_tau=0.01, null_at_tau=np.full(20, 0.01)), "approximate") == "interpolation"
+    assert E.case_of(_evidence(held_at_tau=0.01, null_at_tau=np.full(20, 0.0101)), "none") == "approximate"
 
 
 def test_interpolation_is_a_fit_that_does_not_hold_out_and_none_is_no_fit():
     for fit_case in ("exact", "approximate", "below_paper_cutoff"):
-        assert E.classify(_evidence(), fit_case) == "interpolation"
-    assert E.classify(_evidence(), "none") == "none"
+        assert E.case_of(_evidence(), fit_case) == "interpolation"
+    assert E.case_of(_evidence(), "none") == "none"
 
 
 def test_quantiles_and_the_sentence():
@@ -431,10 +439,59 @@ def test_the_deepest_cutoff_is_where_the_fit_is_lowest():
     row = int(np.argmin(prof.attainable))
     assert row == 9 and prof.tau.size > 20
     null = torch.randn(30, 4, generator=torch.Generator().manual_seed(4), dtype=F64)
+    J2 = _wide(torch.logspace(0, -15, 30, dtype=F64), seed=5)  # "held-out rows": another J, another target
+    eta2 = torch.randn(30, generator=torch.Generator().manual_seed(6), dtype=F64)
     ev = E.judge(svd=svd, op=lifting.DenseJacobian(J), eta=eta, coef_at_tau=lifting.lift(J, eta, svd=svd).coef,
-                 image=lambda C: J @ C, held_eta=eta, null_fit=null, null_held=null, fit_case=prof.case, tau=1e-3,
-                 probes_fit=30, probes_held=30, held_note="the same rows")  # fmt: skip
+                 image=lambda C: J2 @ C, held_eta=eta2, null_fit=null, null_held=null, fit_case=prof.case,
+                 tau=1e-3, probes_fit=30, probes_held=30, held_note="other rows")  # fmt: skip
     assert ev.deep_tau == prof.floor[1] and ev.fit_deep == prof.floor[0] and ev.rank == prof.tau.size
     deep = minnorm_lifts(svd, lifting.DenseJacobian(J), eta[:, None], row + 1)[:, 0]
-    assert ev.held_deep == pytest.approx(float((J @ deep - eta).norm() / eta.norm()), rel=1e-12)
+    assert ev.held_deep == pytest.approx(float((J2 @ deep - eta2).norm() / eta2.norm()), rel=1e-12, abs=0)
     assert ev.certified is None  # the exact SVD resolves round-off: nothing to certify
+
+
+def test_a_jacobian_that_moves_nothing_gives_no_lift():
+    """J = 0: no cutoff is resolved, every lift is zero, the case is "none"."""
+    J = torch.zeros(6, 9, dtype=F64)
+    eta = torch.randn(6, generator=torch.Generator().manual_seed(1), dtype=F64)
+    null = torch.randn(6, 3, generator=torch.Generator().manual_seed(2), dtype=F64)
+    svd = lifting.truncated_svd(J, method="svd")
+    ev = E.judge(svd=svd, op=lifting.DenseJacobian(J), eta=eta, coef_at_tau=torch.zeros(9, dtype=F64),
+                 image=lambda C: J @ C, held_eta=eta, null_fit=null, null_held=null, fit_case="none", tau=1e-3,
+                 probes_fit=6, probes_held=6, held_note="t")  # fmt: skip
+    assert ev.case == "none" and ev.rank == 0 and (ev.fit_deep, ev.held_deep, ev.held_at_tau) == (1.0, 1.0, 1.0)
+    assert math.isnan(ev.deep_tau) and np.all(ev.null_deep == 1.0) and np.all(ev.null_at_tau == 1.0)
+
+
+class _Negated:
+    """J's operator with Jᵀ negated: J Jᵀ is then negative definite, so conjugate gradients break down at once."""
+
+    def __init__(self, J):
+        self.J, self.shape = J, tuple(J.shape)
+
+    def matmul(self, C):
+        return self.J @ C
+
+    def rmatmul(self, W):
+        return -(self.J.T @ W)
+
+
+def test_certification_breaks_down_when_the_gram_is_not_positive():
+    J = _wide(torch.logspace(0, -2, 12, dtype=F64), p=40)
+    svd = lifting.truncated_svd(J, method="gram")
+    eta = J @ torch.randn(40, generator=torch.Generator().manual_seed(1), dtype=F64)
+    broken = certify(svd, _Negated(J), eta)
+    assert broken is not None and (broken.stop, broken.steps) == ("breakdown", 0)
+
+
+def test_certification_reports_what_float64_can_certify():
+    """η along J's smallest singular direction: the lift has size ‖η‖/σ_min, so what float64 can certify is
+    ε·σ₁‖c‖/‖η‖ = ε·σ₁/σ_min, above the residual."""
+    J = _wide(torch.logspace(0, -7, 30, dtype=F64))
+    svd = lifting.truncated_svd(J, method="svd")
+    eta = svd.left_basis[:, -1].clone()
+    gram = lifting.truncated_svd(J, method="gram")
+    cert = certify(gram, lifting.DenseJacobian(J), eta)
+    S = gram.singular_values
+    assert cert.attainable == pytest.approx(E.EPS * float(S[0]) * float(cert.coef.norm()) / float(eta.norm()),
+                                            rel=1e-12, abs=0) and cert.attainable > cert.residual  # fmt: skip

@@ -243,7 +243,7 @@ def profile_labels(profiles: dict) -> dict:
     return {f"{names[kind]}, {d}/trained": prof for (kind, d), prof in profiles.items()}
 
 
-def lift_evidence(problem: AnnulusProblem, models: dict) -> tuple[dict, dict]:
+def judged_lifts(problem: AnnulusProblem, models: dict) -> tuple[dict, dict]:
     """c*'s and b*'s lifts at each trained model judged on probes they were not fitted to (the square lattice moved
     half a step, ``symmetry.held_out_square_grid``) and against the null (``lib.paper_b.evidence``), by
     ``any_module.lift_symmetry`` on the network as a module with the exact SVD: ({(kind, arc): Evidence}, glue values
@@ -271,6 +271,6 @@ def lift_evidence(problem: AnnulusProblem, models: dict) -> tuple[dict, dict]:
 
 
 def evidence_labels(found: dict) -> dict:
-    """The evidence of :func:`lift_evidence` under the labels of the τ profiles' table."""
+    """The evidence of :func:`judged_lifts` under the labels of the τ profiles' table."""
     names = {"c": "Xf (c*)", "b": "−δ (b*)"}
     return {f"{names[kind]}, {d}/trained": ev for (kind, d), ev in found.items()}

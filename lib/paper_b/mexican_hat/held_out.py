@@ -26,7 +26,7 @@ from lib.paper_b.mexican_hat.probes import (
 from lib.paper_b.symmetry import OMEGA, held_out_polar_grid
 
 
-def held_out_probes(probes: Probes) -> Probes:
+def held_out_pooled(probes: Probes) -> Probes:
     """The pooled probes' grid (polar 15 × 32 in |q| ≤ 1) moved half a step in radius and angle, at the same α."""
     return pooled_probes(probes.alphas, held_out_polar_grid())
 
@@ -46,10 +46,10 @@ def _null(theta: Tensor, probes: Probes, fields: evidence.NullFields) -> Tensor:
     return torch.stack([jvp(F, (probes.q,), (v,))[1].reshape(-1) for v in fields(probes.q)], 1)
 
 
-def lift_evidence(theta0: Tensor, probes: Probes, *, tau: float, m: int = 64) -> dict[str, evidence.Evidence]:
+def pooled_evidence(theta0: Tensor, probes: Probes, *, tau: float, m: int = 64) -> dict[str, evidence.Evidence]:
     """c*'s and b*'s minimum-norm lifts at θ₀ (the pooled J's Gram route, as the τ profiles) judged held out and
     against the null: {"c", "b"} → Evidence."""
-    held = held_out_probes(probes)
+    held = held_out_pooled(probes)
     J = force_jacobian(theta0, probes)
     svd = lifting.truncated_svd(J, tau=tau, method="gram")
     J_held = force_jacobian(theta0, held)
@@ -69,3 +69,20 @@ def lift_evidence(theta0: Tensor, probes: Probes, *, tau: float, m: int = 64) ->
             architecture=("V's first layer W₁(Ω ⊕ 0)", first_layer_rotation(theta0)) if kind == "c" else None,
         )  # fmt: skip
     return out
+
+
+def pooled_values(judged: dict[str, evidence.Evidence]) -> dict:
+    """The chapter's glued values of :func:`pooled_evidence` (``mh_evidence_*``)."""
+    out = {}
+    for kind, ev in judged.items():
+        out.update({f"mh_evidence_{kind}_words": evidence.CASE_WORDS[ev.case], f"mh_evidence_{kind}_case": ev.case,
+                    f"mh_evidence_{kind}_held": ev.held_at_tau, f"mh_evidence_{kind}_null": float(ev.null_at_tau.min()),
+                    f"mh_evidence_{kind}_deep": ev.held_deep,
+                    f"mh_evidence_{kind}_null_deep": float(ev.null_deep.min())})  # fmt: skip
+    out.update(mh_evidence_arch=judged["c"].held_architecture, mh_evidence_null_size=int(judged["c"].null_at_tau.size))
+    return out
+
+
+def pooled_evidence_table(judged: dict[str, evidence.Evidence]):
+    """The two lifts judged held out and against the null, as a table."""
+    return evidence.evidence_table({"XF (c*)": judged["c"], "−δ (b*)": judged["b"]})
