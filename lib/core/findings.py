@@ -45,7 +45,7 @@ CENTRAL = {
     "B": (
         "B_c1_sensitivity",
         "B_c2_lift_identity",
-        "B_c2_criterion_held_out",
+        "B_c2_held_out",
         "B88_resolved_b_1pct",
         "B88_resolved_c_2pct",
         "B88_fixed_c_growth",

@@ -487,7 +487,7 @@ def test_certification_breaks_down_when_the_gram_is_not_positive():
 def test_certification_reports_what_float64_can_certify():
     """η along J's smallest singular direction: the lift has size ‖η‖/σ_min, so what float64 can certify is
     ε·σ₁‖c‖/‖η‖ = ε·σ₁/σ_min, above the residual."""
-    J = _wide(torch.logspace(0, -7, 30, dtype=F64))
+    J = _wide(3 * torch.logspace(0, -7, 30, dtype=F64))  # σ₁ = 3, so that ε·σ₁ and ε/σ₁ differ
     svd = lifting.truncated_svd(J, method="svd")
     eta = svd.left_basis[:, -1].clone()
     gram = lifting.truncated_svd(J, method="gram")
@@ -495,3 +495,28 @@ def test_certification_reports_what_float64_can_certify():
     S = gram.singular_values
     assert cert.attainable == pytest.approx(E.EPS * float(S[0]) * float(cert.coef.norm()) / float(eta.norm()),
                                             rel=1e-12, abs=0) and cert.attainable > cert.residual  # fmt: skip
+
+
+class _Offset:
+    """J's operator whose products with J carry a fixed offset of relative size ``size``: the preconditioned start
+    then leaves exactly that residual."""
+
+    def __init__(self, J, eta, size):
+        self.J, self.shape = J, tuple(J.shape)
+        self.offset = size * float(eta.norm()) * torch.nn.functional.normalize(torch.ones(J.shape[0], dtype=F64), dim=0)
+
+    def matmul(self, C):
+        return self.J @ C + (self.offset if C.ndim == 1 else self.offset[:, None])
+
+    def rmatmul(self, W):
+        return self.J.T @ W
+
+
+def test_certification_stops_at_a_quarter_of_round_off():
+    """The start's residual at 0.22·EXACT ends the certification at round-off; at 0.3·EXACT it does not (it goes on,
+    and here breaks down on the offset): the stopping rule is ‖η − Jc‖ ≤ EXACT/4·‖η‖."""
+    J = _wide(torch.logspace(0, -2, 12, dtype=F64), p=40)
+    svd = lifting.truncated_svd(J, method="gram")
+    eta = J @ torch.randn(40, generator=torch.Generator().manual_seed(1), dtype=F64)
+    assert certify(svd, _Offset(J, eta, 0.22 * E.EXACT), eta).stop == "round-off"
+    assert certify(svd, _Offset(J, eta, 0.30 * E.EXACT), eta).stop != "round-off"
